@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Installs every Debian package minimax.cpp needs to build and test. Idempotent: packages already
+# present are skipped, so a second run does no network work.
+set -euo pipefail
+
+PACKAGES=(
+  g++ cmake ninja-build pkg-config git
+  nlohmann-json3-dev libcpp-httplib-dev libfmt-dev libcli11-dev libpcre2-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libopenmpi-dev openmpi-bin
+  clang libclang-rt-14-dev
+  python3-numpy
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if ((${#missing[@]} == 0)); then
+  echo "setup: all ${#PACKAGES[@]} packages present"
+  exit 0
+fi
+
+SUDO=""
+if [[ $(id -u) -ne 0 ]]; then SUDO="sudo"; fi
+echo "setup: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,66 @@
+// AtomicFile: write to a temporary name, rename when complete.
+#include "base/atomic_output.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "base/error.h"
+
+namespace minimax {
+
+AtomicFile::AtomicFile(std::string final_path)
+    : final_path_(std::move(final_path)), temp_path_(final_path_ + ".tmp") {
+  file_ = std::fopen(temp_path_.c_str(), "wb");
+  if (file_ == nullptr) fail("{}: cannot create: {}", temp_path_, std::strerror(errno));
+}
+
+AtomicFile::~AtomicFile() {
+  if (file_ != nullptr) std::fclose(file_);
+  if (!committed_) std::remove(temp_path_.c_str());
+}
+
+void AtomicFile::write(std::span<const uint8_t> bytes) {
+  if (bytes.empty()) return;
+  if (std::fwrite(bytes.data(), 1, bytes.size(), file_) != bytes.size()) {
+    fail("{}: write failed after {} bytes: {}", temp_path_, written_, std::strerror(errno));
+  }
+  written_ += bytes.size();
+}
+
+void AtomicFile::write(const std::string& text) {
+  write(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+}
+
+void AtomicFile::commit() {
+  if (std::fflush(file_) != 0 || ::fsync(::fileno(file_)) != 0) {
+    fail("{}: flush failed: {}", temp_path_, std::strerror(errno));
+  }
+  std::fclose(file_);
+  file_ = nullptr;
+  if (std::rename(temp_path_.c_str(), final_path_.c_str()) != 0) {
+    fail("{}: cannot rename to {}: {}", temp_path_, final_path_, std::strerror(errno));
+  }
+  committed_ = true;
+}
+
+void write_file_atomic(const std::string& path, const std::string& text) {
+  AtomicFile f(path);
+  f.write(text);
+  f.commit();
+}
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail("{}: cannot open: {}", path, std::strerror(errno));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  if (in.bad()) fail("{}: read failed", path);
+  return ss.str();
+}
+
+}  // namespace minimax

@@ -1,0 +1,67 @@
+// Progress: terminal bar or periodic plain lines.
+#include "base/progress.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+
+#include <fmt/format.h>
+
+namespace minimax {
+
+std::string format_bytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024.0 && u < 4) {
+    bytes /= 1024.0;
+    ++u;
+  }
+  return u == 0 ? fmt::format("{:.0f} B", bytes) : fmt::format("{:.2f} {}", bytes, units[u]);
+}
+
+Progress::Progress(std::string label, uint64_t total_bytes)
+    : label_(std::move(label)), total_(total_bytes), tty_(::isatty(STDERR_FILENO) == 1) {
+  start_ = last_draw_ = std::chrono::steady_clock::now();
+}
+
+Progress::~Progress() {
+  if (tty_ && !finished_) std::fputc('\n', stderr);
+}
+
+void Progress::add(uint64_t bytes) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  done_ += bytes;
+  auto now = std::chrono::steady_clock::now();
+  auto interval = tty_ ? std::chrono::milliseconds(200) : std::chrono::milliseconds(5000);
+  if (now - last_draw_ >= interval) {
+    last_draw_ = now;
+    draw(false);
+  }
+}
+
+void Progress::finish() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (finished_) return;
+  draw(true);
+  finished_ = true;
+}
+
+void Progress::draw(bool final) {
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  double rate = secs > 0 ? done_ / secs : 0.0;
+  double frac = total_ > 0 ? static_cast<double>(done_) / total_ : 1.0;
+  double eta = rate > 0 && total_ > done_ ? (total_ - done_) / rate : 0.0;
+  std::string text = fmt::format("{} {:5.1f}% {} / {} at {}/s, ETA {:.0f} s", label_, 100.0 * frac,
+                                 format_bytes(done_), format_bytes(total_), format_bytes(rate), eta);
+  if (tty_) {
+    int width = 30, filled = static_cast<int>(frac * width);
+    std::string bar(filled, '#');
+    bar.resize(width, '.');
+    std::fprintf(stderr, "\r[%s] %s\033[K%s", bar.c_str(), text.c_str(), final ? "\n" : "");
+  } else {
+    std::fprintf(stderr, "%s\n", text.c_str());
+  }
+  std::fflush(stderr);
+}
+
+}  // namespace minimax
