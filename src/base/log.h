@@ -14,15 +14,18 @@ void log_write(LogLevel level, std::string_view message);
 
 template <typename... Args>
 void log_info(fmt::format_string<Args...> f, Args&&... args) {
-  if (log_threshold() <= LogLevel::kInfo) log_write(LogLevel::kInfo, fmt::format(f, std::forward<Args>(args)...));
+  if (log_threshold() <= LogLevel::kInfo)
+    log_write(LogLevel::kInfo, fmt::format(f, std::forward<Args>(args)...));
 }
 template <typename... Args>
 void log_warn(fmt::format_string<Args...> f, Args&&... args) {
-  if (log_threshold() <= LogLevel::kWarn) log_write(LogLevel::kWarn, fmt::format(f, std::forward<Args>(args)...));
+  if (log_threshold() <= LogLevel::kWarn)
+    log_write(LogLevel::kWarn, fmt::format(f, std::forward<Args>(args)...));
 }
 template <typename... Args>
 void log_debug(fmt::format_string<Args...> f, Args&&... args) {
-  if (log_threshold() <= LogLevel::kDebug) log_write(LogLevel::kDebug, fmt::format(f, std::forward<Args>(args)...));
+  if (log_threshold() <= LogLevel::kDebug)
+    log_write(LogLevel::kDebug, fmt::format(f, std::forward<Args>(args)...));
 }
 
 }  // namespace minimax

@@ -1,11 +1,10 @@
 // Progress: terminal bar or periodic plain lines.
 #include "base/progress.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <cstdio>
-
-#include <fmt/format.h>
 
 namespace minimax {
 
@@ -51,8 +50,9 @@ void Progress::draw(bool final) {
   double rate = secs > 0 ? done_ / secs : 0.0;
   double frac = total_ > 0 ? static_cast<double>(done_) / total_ : 1.0;
   double eta = rate > 0 && total_ > done_ ? (total_ - done_) / rate : 0.0;
-  std::string text = fmt::format("{} {:5.1f}% {} / {} at {}/s, ETA {:.0f} s", label_, 100.0 * frac,
-                                 format_bytes(done_), format_bytes(total_), format_bytes(rate), eta);
+  std::string text =
+      fmt::format("{} {:5.1f}% {} / {} at {}/s, ETA {:.0f} s", label_, 100.0 * frac,
+                  format_bytes(done_), format_bytes(total_), format_bytes(rate), eta);
   if (tty_) {
     int width = 30, filled = static_cast<int>(frac * width);
     std::string bar(filled, '#');

@@ -3,8 +3,6 @@
 
 namespace minimax::cli {
 
-void register_all(CLI::App& app) {
-  (void)app;
-}
+void register_all(CLI::App& app) { (void)app; }
 
 }  // namespace minimax::cli

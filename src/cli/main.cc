@@ -1,7 +1,6 @@
 // The `minimax` command: one binary, one subcommand per user path (DESIGN.md). Each subcommand
 // lives in its own file and registers itself here; errors become a message and exit status 1.
 #include <CLI/CLI.hpp>
-
 #include <cstdio>
 
 #include "base/error.h"
