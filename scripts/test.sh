@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs dependencies, builds, and runs every test CI runs: the default build (unit, end-to-end
+# and fuzz-replay tests; the "slow" label is left out unless MINIMAX_SLOW=1), then the unit tests
+# again under AddressSanitizer + UndefinedBehaviorSanitizer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+JOBS=${JOBS:-2}
+
+scripts/setup.sh
+
+echo "== build (RelWithDebInfo)"
+cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+ninja -C build -j"$JOBS"
+
+echo "== tests"
+label_args=(-LE slow)
+if [[ "${MINIMAX_SLOW:-0}" == 1 ]]; then label_args=(); fi
+ctest --test-dir build -j"$JOBS" --output-on-failure "${label_args[@]}"
+
+if [[ "${MINIMAX_SKIP_SANITIZERS:-0}" != 1 ]]; then
+  echo "== unit tests under ASan + UBSan"
+  cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DMINIMAX_SANITIZE=ON \
+    -DMINIMAX_BENCH=OFF -DMINIMAX_CUDA=OFF >/dev/null
+  ninja -C build-asan -j"$JOBS"
+  ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+    ctest --test-dir build-asan -j"$JOBS" --output-on-failure -L unit
+fi
+echo "== all tests passed"
