@@ -64,3 +64,45 @@ std::string read_file(const std::string& path) {
 }
 
 }  // namespace minimax
+
+namespace minimax {
+
+namespace fs = std::filesystem;
+
+AtomicDirectory::AtomicDirectory(std::string final_path, bool force, Start start)
+    : final_path_(std::move(final_path)), force_(force) {
+  while (final_path_.size() > 1 && final_path_.back() == '/') final_path_.pop_back();
+  partial_path_ = final_path_ + ".partial";
+  if (fs::exists(final_path_) && !force_) {
+    fail("{}: output already exists (use --force to replace it)", final_path_);
+  }
+  if (start == Start::kResume && fs::is_directory(partial_path_)) {
+    resumed_ = true;
+  } else {
+    fs::remove_all(partial_path_);
+    std::error_code ec;
+    fs::create_directories(partial_path_, ec);
+    if (ec) fail("{}: cannot create: {}", partial_path_, ec.message());
+  }
+}
+
+AtomicDirectory::~AtomicDirectory() {
+  if (!committed_ && !keep_) {
+    std::error_code ec;
+    fs::remove_all(partial_path_, ec);
+  }
+}
+
+void AtomicDirectory::commit() {
+  std::error_code ec;
+  if (fs::exists(final_path_)) {
+    if (!force_) fail("{}: output appeared while writing; not replacing it", final_path_);
+    fs::remove_all(final_path_, ec);
+    if (ec) fail("{}: cannot remove the old output: {}", final_path_, ec.message());
+  }
+  fs::rename(partial_path_, final_path_, ec);
+  if (ec) fail("{}: cannot rename to {}: {}", partial_path_, final_path_, ec.message());
+  committed_ = true;
+}
+
+}  // namespace minimax

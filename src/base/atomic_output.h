@@ -40,3 +40,32 @@ void write_file_atomic(const std::string& path, const std::string& text);
 std::string read_file(const std::string& path);
 
 }  // namespace minimax
+
+namespace minimax {
+
+// A directory built under `final_path + ".partial"` and renamed into place by commit(). An existing
+// final directory is refused unless `force` (then it is replaced at commit). Destroyed without
+// commit(), the partial directory is removed, unless keep_partial() was called (resumable jobs);
+// a process killed outright leaves the ".partial" directory, never the final name.
+class AtomicDirectory {
+ public:
+  enum class Start { kFresh, kResume };
+  AtomicDirectory(std::string final_path, bool force, Start start = Start::kFresh);
+  ~AtomicDirectory();
+  AtomicDirectory(const AtomicDirectory&) = delete;
+  AtomicDirectory& operator=(const AtomicDirectory&) = delete;
+
+  const std::string& path() const { return partial_path_; }
+  const std::string& final_path() const { return final_path_; }
+  // True when a previous run's partial directory was found and kept (Start::kResume).
+  bool resumed() const { return resumed_; }
+  std::string file(const std::string& name) const { return partial_path_ + "/" + name; }
+  void keep_partial() { keep_ = true; }
+  void commit();
+
+ private:
+  std::string final_path_, partial_path_;
+  bool force_, resumed_ = false, keep_ = false, committed_ = false;
+};
+
+}  // namespace minimax
