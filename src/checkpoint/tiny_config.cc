@@ -1,0 +1,156 @@
+// Tiny M2 / M3 configs with the real field set (values of the real releases where size allows).
+#include "checkpoint/tiny_config.h"
+
+#include <vector>
+
+#include "base/error.h"
+
+namespace minimax {
+namespace {
+
+using nlohmann::json;
+
+json tiny_m2(int vocab_size) {
+  const int layers = 3;
+  // Field set of MiniMaxAI/MiniMax-M2.x config.json (spec/model.md §1.1), dims shrunk.
+  return {
+      {"architectures", {"MiniMaxM2ForCausalLM"}},
+      {"attn_type_list", std::vector<int>(layers, 1)},
+      {"auto_map",
+       {{"AutoConfig", "configuration_minimax_m2.MiniMaxM2Config"},
+        {"AutoModelForCausalLM", "modeling_minimax_m2.MiniMaxM2ForCausalLM"}}},
+      {"head_dim", 16},
+      {"hidden_act", "silu"},
+      {"hidden_size", 64},
+      {"intermediate_size", 32},
+      {"max_position_embeddings", 8192},
+      {"model_type", "minimax_m2"},
+      {"mtp_transformer_layers", 1},
+      {"num_attention_heads", 8},
+      {"num_experts_per_tok", 4},
+      {"num_hidden_layers", layers},
+      {"num_key_value_heads", 2},
+      {"num_local_experts", 16},
+      {"num_mtp_modules", 3},
+      {"qk_norm_type", "per_layer"},
+      {"rms_norm_eps", 1e-06},
+      {"rope_theta", 5000000},
+      {"rotary_dim", 8},
+      {"scoring_func", "sigmoid"},
+      {"shared_intermediate_size", 0},
+      {"tie_word_embeddings", false},
+      {"transformers_version", "4.46.1"},
+      {"use_cache", true},
+      {"use_mtp", true},
+      {"use_qk_norm", true},
+      {"use_routing_bias", true},
+      {"vocab_size", vocab_size},
+      {"torch_dtype", "bfloat16"},
+  };
+}
+
+json tiny_m3(int vocab_size) {
+  const std::vector<int> per_layer = {0, 0, 0, 1, 1};  // 3 dense layers, then MoE + sparse
+  const int hidden = 64;
+  // text_config / sparse_attention_config field set of MiniMax-M3 (spec/model.md §1.2).
+  json sparse = {
+      {"use_sparse_attention", true}, {"sparse_index_dim", 16},
+      {"sparse_num_index_heads", 2},  {"sparse_topk_blocks", 4},
+      {"sparse_block_size", 16},      {"sparse_disable_index_value", per_layer},
+      {"sparse_score_type", "max"},   {"sparse_init_block", 0},
+      {"sparse_local_block", 1},      {"sparse_attention_freq", per_layer},
+  };
+  json text = {
+      {"architectures", {"MiniMaxM3SparseForCausalLM"}},
+      {"hidden_size", hidden},
+      {"intermediate_size", 32},
+      {"dense_intermediate_size", 128},
+      {"shared_intermediate_size", 32},
+      {"num_hidden_layers", int(per_layer.size())},
+      {"num_attention_heads", 8},
+      {"num_key_value_heads", 2},
+      {"head_dim", 16},
+      {"vocab_size", vocab_size},
+      {"max_position_embeddings", 8192},
+      {"rms_norm_eps", 1e-06},
+      {"use_gemma_norm", true},
+      {"attention_output_gate", false},
+      {"rope_theta", 5000000},
+      {"rotary_dim", 8},
+      {"partial_rotary_factor", 0.5},
+      {"hidden_act", "swigluoai"},
+      {"use_qk_norm", true},
+      {"qk_norm_type", "per_head"},
+      {"tie_word_embeddings", false},
+      {"num_local_experts", 16},
+      {"num_experts_per_tok", 4},
+      {"n_shared_experts", 1},
+      {"scoring_func", "sigmoid"},
+      {"use_routing_bias", true},
+      {"moe_layer_freq", per_layer},
+      {"num_mtp_modules", 7},
+      {"num_nextn_predict_layers", 1},
+      {"swiglu_alpha", 1.702},
+      {"swiglu_beta", 1.0},
+      {"swiglu_limit", 7.0},
+      {"routed_scaling_factor", 2.0},
+      {"sparse_attention_config", sparse},
+  };
+  json vision = {
+      {"model_type", "clip_vision_model"},
+      {"hidden_size", 32},
+      {"num_attention_heads", 2},
+      {"num_hidden_layers", 2},
+      {"intermediate_size", 64},
+      {"patch_size", 14},
+      {"image_size", 224},
+      {"projection_dim", hidden},
+      {"position_embedding_type", "rope"},
+      {"rope_mode", "3d"},
+      {"rope_theta", 10000.0},
+      {"attention_dropout", 0.0},
+      {"hidden_act", "gelu"},
+      {"initializer_factor", 1.0},
+      {"initializer_range", 0.02},
+      {"layer_norm_eps", 1e-05},
+      {"num_channels", 3},
+      {"vocab_size", 32000},
+      {"vision_segment_max_frames", 4},
+      {"spatial_merge_size", 2},
+      {"temporal_patch_size", 2},
+      {"image_token_compression_method", "patch_merge"},
+  };
+  // The real top level also has image_token_index / video_token_index (200025 / 200026): ids of
+  // the real vocabulary, left out here because the tiny vocabulary is the caller's.
+  return {
+      {"architectures", {"MiniMaxM3SparseForConditionalGeneration"}},
+      {"auto_map", {{"AutoConfig", "configuration_minimax_m3_vl.MiniMaxM3VLConfig"}}},
+      {"model_type", "minimax_m3_vl"},
+      {"torch_dtype", "bfloat16"},
+      {"transformers_version", "4.52.4"},
+      {"tie_word_embeddings", false},
+      {"image_seq_length", 576},
+      {"multimodal_projector_bias", true},
+      {"num_reward_heads", 0},
+      {"process_image_mode", "dynamic_res"},
+      {"projector_hidden_act", "gelu"},
+      {"projector_hidden_size", hidden},
+      {"vision_feature_layer", -1},
+      {"vision_feature_select_strategy", "full"},
+      {"image_grid_pinpoints", {{224, 224}, {224, 448}, {448, 224}, {448, 448}}},
+      {"image_token_compression_method", "patch_merge"},
+      {"spatial_merge_size", 2},
+      {"temporal_patch_size", 2},
+      {"text_config", text},
+      {"vision_config", vision},
+  };
+}
+
+}  // namespace
+
+nlohmann::json tiny_config_json(Arch arch, int vocab_size) {
+  if (vocab_size <= 0) fail("tiny_config_json: vocab_size must be positive, got {}", vocab_size);
+  return arch == Arch::kM2 ? tiny_m2(vocab_size) : tiny_m3(vocab_size);
+}
+
+}  // namespace minimax

@@ -1,0 +1,20 @@
+// config.json of a tiny model with the real M2 / M3 architecture and every field the real configs
+// carry, sized so that every quantization layout applies (test fixtures for the whole engine).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "checkpoint/model_config.h"
+
+namespace minimax {
+
+// M2: 3 layers, hidden 64, 8 query / 2 KV heads of 16 (RoPE on 8 dims), 16 experts of width 32,
+// top-4. M3 (minimax_m3_vl with text_config and a tiny vision_config): 5 layers, the first 3 dense
+// (FFN width 128, dense attention) and 2 MoE + block-sparse (16 experts top-4 + one shared expert,
+// 2 index heads of 16, blocks of 16 tokens, top-4 blocks, so block selection matters from 64
+// tokens on). Every Linear input width is a multiple of 32, so MXFP4 (32) and NVFP4 (16) blocks
+// divide. `vocab_size` is the tokenizer's size. The result has no quantization_config: add
+// quantization_config_json(scheme, parse_model_config(...)) for a quantized layout.
+nlohmann::json tiny_config_json(Arch arch, int vocab_size);
+
+}  // namespace minimax

@@ -1,0 +1,310 @@
+// Quantization detection for the five layouts from realistic configs, and the configs we write.
+#include "checkpoint/quant_config.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <map>
+
+#include "base/error.h"
+#include "checkpoint/tensor_table.h"
+
+namespace minimax {
+namespace {
+
+using nlohmann::json;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+std::string fixture_dir(const std::string& name) {
+  return std::string(MINIMAX_TEST_DATA) + "/configs/" + name;
+}
+json fixture(const std::string& name) { return read_json_file(fixture_dir(name) + "/config.json"); }
+
+std::string detect_error(const json& config, const std::optional<json>& hf = std::nullopt) {
+  try {
+    detect_quantization(config, hf, "ckpt/config.json");
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+std::string error_after(const std::string& name, const std::function<void(json&)>& edit) {
+  json config = fixture(name);
+  edit(config);
+  return detect_error(config);
+}
+
+const char* kQProj0 = "model.layers.0.self_attn.q_proj";
+const char* kExpert = "model.layers.5.block_sparse_moe.experts.200.w2";
+const char* kGate = "model.layers.5.block_sparse_moe.gate";
+
+TEST(QuantConfigTest, SchemeNames) {
+  EXPECT_EQ(quant_scheme_name(QuantScheme::kNone), "bf16");
+  EXPECT_EQ(quant_scheme_name(QuantScheme::kFp8Block), "fp8-block");
+  EXPECT_EQ(quant_scheme_name(QuantScheme::kFp8Channel), "fp8-channel");
+  EXPECT_EQ(quant_scheme_name(QuantScheme::kMxfp4), "mxfp4");
+  EXPECT_EQ(quant_scheme_name(QuantScheme::kNvfp4), "nvfp4");
+  EXPECT_EQ(parse_quant_scheme_name("nvfp4"), QuantScheme::kNvfp4);
+  EXPECT_EQ(parse_quant_scheme_name("fp4"), std::nullopt);
+}
+
+TEST(QuantConfigTest, Bf16) {
+  QuantConfig q = load_quant_config(fixture_dir("m2_bf16"));
+  EXPECT_EQ(q.scheme, QuantScheme::kNone);
+  EXPECT_TRUE(q.raw.is_null());
+  EXPECT_FALSE(q.is_quantized(kExpert));
+  EXPECT_FALSE(q.is_quantized(kQProj0));
+}
+
+TEST(QuantConfigTest, OfficialFp8Block) {
+  QuantConfig q = load_quant_config(fixture_dir("m2_fp8"));
+  EXPECT_EQ(q.scheme, QuantScheme::kFp8Block);
+  EXPECT_EQ(q.block_n, 128);
+  EXPECT_EQ(q.block_k, 128);
+  EXPECT_TRUE(q.dynamic_activations);
+  EXPECT_EQ(q.fp8_flavor, "float8_e4m3fn");
+  EXPECT_THAT(q.ignore, ElementsAre("gate", "e_score_correction_bias", "lm_head"));
+  EXPECT_EQ(q.raw.at("quant_method"), "fp8");
+  EXPECT_TRUE(q.is_quantized(kQProj0));
+  EXPECT_TRUE(q.is_quantized("model.layers.61.self_attn.o_proj.weight"));  // ".weight" tolerated
+  EXPECT_TRUE(q.is_quantized(kExpert));
+  EXPECT_FALSE(q.is_quantized(kGate));
+  EXPECT_FALSE(q.is_quantized("lm_head"));
+  EXPECT_FALSE(q.is_quantized("lm_head.weight"));
+}
+
+TEST(QuantConfigTest, CompressedTensorsFp8Channel) {
+  QuantConfig q = load_quant_config(fixture_dir("m2_fp8_channel"));
+  EXPECT_EQ(q.scheme, QuantScheme::kFp8Channel);
+  EXPECT_TRUE(q.dynamic_activations);
+  EXPECT_THAT(q.targets, ElementsAre("Linear"));
+  EXPECT_THAT(q.ignore, ElementsAre("lm_head", "re:.*block_sparse_moe\\.gate$"));
+  EXPECT_EQ(q.fp8_flavor, "");
+  EXPECT_TRUE(q.is_quantized(kQProj0));
+  EXPECT_TRUE(q.is_quantized(kExpert));
+  EXPECT_FALSE(q.is_quantized(kGate));
+  EXPECT_FALSE(q.is_quantized("lm_head"));
+  // Targets other than "Linear" restrict what is quantized.
+  json config = fixture("m2_fp8_channel");
+  config["quantization_config"]["config_groups"]["group_0"]["targets"] = {"re:.*experts.*"};
+  config["quantization_config"]["fp8_dtype_flavor"] = "float8_e4m3fnuz";
+  q = detect_quantization(config, std::nullopt, "x");
+  EXPECT_FALSE(q.is_quantized(kQProj0));
+  EXPECT_TRUE(q.is_quantized(kExpert));
+  EXPECT_EQ(q.fp8_flavor, "float8_e4m3fnuz");
+}
+
+TEST(QuantConfigTest, QuarkMxfp4) {
+  QuantConfig m2 = load_quant_config(fixture_dir("m2_mxfp4"));
+  EXPECT_EQ(m2.scheme, QuantScheme::kMxfp4);
+  EXPECT_EQ(m2.group_size, 32);
+  EXPECT_TRUE(m2.dynamic_activations);
+  EXPECT_FALSE(m2.is_quantized(kQProj0));
+  EXPECT_TRUE(m2.is_quantized(kExpert));
+  EXPECT_FALSE(m2.is_quantized(kGate));
+  EXPECT_FALSE(m2.is_quantized("lm_head"));
+
+  QuantConfig m3 = load_quant_config(fixture_dir("m3_mxfp4"));
+  EXPECT_EQ(m3.scheme, QuantScheme::kMxfp4);
+  const std::string p = "language_model.model.layers.";
+  EXPECT_TRUE(m3.is_quantized(p + "3.block_sparse_moe.experts.0.w1"));
+  EXPECT_TRUE(m3.is_quantized(p + "3.block_sparse_moe.shared_experts.gate_proj"));  // MXFP4 too
+  EXPECT_FALSE(m3.is_quantized(p + "0.mlp.gate_proj"));
+  EXPECT_FALSE(m3.is_quantized(p + "2.mlp.down_proj"));
+  EXPECT_FALSE(m3.is_quantized(p + "3.block_sparse_moe.gate"));
+  EXPECT_FALSE(m3.is_quantized(p + "3.self_attn.index_q_proj"));
+  EXPECT_FALSE(m3.is_quantized("language_model.lm_head"));
+  EXPECT_FALSE(m3.is_quantized("vision_tower.blocks.0.attn.qkv"));
+}
+
+TEST(QuantConfigTest, FindsAQuantizationConfigUnderTextConfig) {
+  json config = fixture("m3_mxfp4");
+  config["text_config"]["quantization_config"] = config["quantization_config"];
+  config.erase("quantization_config");
+  EXPECT_EQ(detect_quantization(config, std::nullopt, "x").scheme, QuantScheme::kMxfp4);
+  config["text_config"]["quantization_config"]["quant_method"] = "mxfp8";
+  EXPECT_THAT(detect_error(config),
+              HasSubstr("field 'text_config.quantization_config.quant_method': 'mxfp8' is not"));
+}
+
+TEST(QuantConfigTest, ModelOptNvfp4BothFiles) {
+  QuantConfig q = load_quant_config(fixture_dir("m2_nvfp4"));
+  EXPECT_EQ(q.scheme, QuantScheme::kNvfp4);
+  EXPECT_EQ(q.group_size, 16);
+  EXPECT_FALSE(q.dynamic_activations);
+  ASSERT_EQ(q.ignore.size(), 1u + 2 * 62);
+  EXPECT_EQ(q.ignore[0], "lm_head");
+  EXPECT_EQ(q.ignore[1], "model.layers.0.block_sparse_moe.gate");
+  EXPECT_EQ(q.ignore[3], "model.layers.1.block_sparse_moe.gate");
+  EXPECT_EQ(q.ignore[5], "model.layers.10.block_sparse_moe.gate");  // sorted as strings
+  EXPECT_EQ(q.raw.at("quant_method"), "modelopt");
+  for (int layer : {0, 1, 10, 61}) {
+    std::string p = "model.layers." + std::to_string(layer) + ".";
+    EXPECT_FALSE(q.is_quantized(p + "self_attn.q_proj")) << layer;
+    EXPECT_FALSE(q.is_quantized(p + "block_sparse_moe.gate")) << layer;
+    EXPECT_TRUE(q.is_quantized(p + "block_sparse_moe.experts.17.w3")) << layer;
+  }
+  EXPECT_FALSE(q.is_quantized("lm_head"));
+}
+
+TEST(QuantConfigTest, ModelOptLegacyFileOnly) {
+  QuantConfig q = load_quant_config(fixture_dir("m2_nvfp4_legacy"));
+  EXPECT_EQ(q.scheme, QuantScheme::kNvfp4);
+  EXPECT_EQ(q.ignore.size(), 125u);
+  EXPECT_EQ(q.raw.at("producer").at("name"), "modelopt");
+  EXPECT_FALSE(q.is_quantized("model.layers.33.self_attn.k_proj"));
+  EXPECT_TRUE(q.is_quantized("model.layers.33.block_sparse_moe.experts.0.w1"));
+}
+
+TEST(QuantConfigTest, ContradictingFilesAreAnError) {
+  EXPECT_THAT([] { load_quant_config(fixture_dir("bad_quant_mismatch")); },
+              ::testing::ThrowsMessage<Error>(
+                  HasSubstr("bad_quant_mismatch/hf_quant_config.json: says nvfp4 but " +
+                            fixture_dir("bad_quant_mismatch") + "/config.json says fp8-block")));
+}
+
+TEST(QuantConfigTest, UnsupportedVariantsNameTheField) {
+  EXPECT_THAT(
+      error_after("m2_fp8", [](json& c) { c["quantization_config"]["quant_method"] = "gptq"; }),
+      HasSubstr("ckpt/config.json: field 'quantization_config.quant_method': 'gptq' is not "
+                "supported"));
+  EXPECT_THAT(
+      error_after("m2_fp8", [](json& c) { c["quantization_config"].erase("quant_method"); }),
+      HasSubstr("field 'quantization_config.quant_method': required but missing"));
+  EXPECT_THAT(
+      error_after("m2_fp8", [](json& c) { c["quantization_config"].erase("weight_block_size"); }),
+      HasSubstr("field 'quantization_config.weight_block_size': missing: per-tensor FP8"));
+  EXPECT_THAT(
+      error_after("m2_fp8", [](json& c) { c["quantization_config"]["weight_block_size"] = {128}; }),
+      HasSubstr("field 'quantization_config.weight_block_size': must be [n, k]"));
+  EXPECT_THAT(
+      error_after("m2_fp8",
+                  [](json& c) { c["quantization_config"]["modules_to_not_convert"] = "gate"; }),
+      HasSubstr("field 'quantization_config.modules_to_not_convert': must be a list"));
+  EXPECT_THAT(
+      error_after("m2_fp8_channel",
+                  [](json& c) {
+                    c["quantization_config"]["config_groups"]["group_0"]["weights"]["strategy"] =
+                        "tensor";
+                  }),
+      HasSubstr("field 'quantization_config.config_groups.group_0.weights.strategy': only "
+                "per-channel"));
+  EXPECT_THAT(error_after("m2_fp8_channel",
+                          [](json& c) {
+                            c["quantization_config"]["config_groups"]["group_0"]["format"] =
+                                "nvfp4-pack-quantized";
+                          }),
+              HasSubstr("group_0.format': 'nvfp4-pack-quantized' is not supported"));
+  EXPECT_THAT(
+      error_after("m2_fp8_channel",
+                  [](json& c) { c["quantization_config"]["quantization_status"] = "frozen"; }),
+      HasSubstr("field 'quantization_config.quantization_status'"));
+  EXPECT_THAT(
+      error_after("m2_mxfp4",
+                  [](json& c) {
+                    c["quantization_config"]["global_quant_config"]["weight"]["dtype"] = "fp8_e4m3";
+                  }),
+      HasSubstr("field 'quantization_config.global_quant_config.weight.dtype': only MXFP4"));
+  EXPECT_THAT(error_after("m2_mxfp4", [](json& c) { c["quantization_config"].erase("export"); }),
+              HasSubstr("field 'quantization_config.export': required but missing"));
+  EXPECT_THAT(
+      error_after("m2_mxfp4",
+                  [](json& c) {
+                    c["quantization_config"]["layer_quant_config"] = {{"*w2", json::object()}};
+                  }),
+      HasSubstr("field 'quantization_config.layer_quant_config': per-layer overrides"));
+  EXPECT_THAT(
+      error_after("m2_nvfp4", [](json& c) { c["quantization_config"]["quant_algo"] = "fp8"; }),
+      HasSubstr("field 'quantization_config.quant_algo': 'FP8' is not supported"));
+  json hf = read_json_file(fixture_dir("m2_nvfp4") + "/hf_quant_config.json");
+  hf["quantization"]["group_size"] = 32;
+  EXPECT_THAT(detect_error(fixture("m2_bf16"), hf),
+              HasSubstr("ckpt/hf_quant_config.json: field 'quantization.group_size': 32 is not"));
+}
+
+// Per role: how many of the table's tensors a scheme stores quantized.
+std::map<TensorRole, int> quantized_by_role(const ModelConfig& model, const QuantConfig& quant) {
+  std::map<TensorRole, int> counts;
+  for (const TensorSpec& spec : tensor_table(model))
+    if (spec.linear && quant.is_quantized(spec.name)) ++counts[spec.role];
+  return counts;
+}
+
+// The configs we write, read back by our own detection: each quantizes what its release does.
+TEST(QuantConfigTest, WrittenConfigsReadBack) {
+  ModelConfig m2 = load_model_config(fixture_dir("m2_bf16"));
+  ModelConfig m3 = load_model_config(fixture_dir("m3_bf16"));
+  const int m2_experts = 62 * 256 * 3, m3_experts = 57 * 128 * 3;
+  using R = TensorRole;
+  struct Case {
+    QuantScheme scheme;
+    const ModelConfig* model;
+    std::map<TensorRole, int> quantized;
+  };
+  const std::vector<Case> cases = {
+      {QuantScheme::kFp8Block, &m2, {{R::kAttention, 62 * 4}, {R::kRoutedExpert, m2_experts}}},
+      {QuantScheme::kFp8Block,
+       &m3,
+       {{R::kAttention, 60 * 4},
+        {R::kIndexBranch, 57 * 2},
+        {R::kDenseFfn, 3 * 3},
+        {R::kRoutedExpert, m3_experts},
+        {R::kSharedExpert, 57 * 3}}},
+      {QuantScheme::kFp8Channel, &m2, {{R::kRoutedExpert, m2_experts}}},
+      {QuantScheme::kFp8Channel, &m3, {{R::kRoutedExpert, m3_experts}}},
+      {QuantScheme::kMxfp4, &m2, {{R::kRoutedExpert, m2_experts}}},
+      {QuantScheme::kMxfp4, &m3, {{R::kRoutedExpert, m3_experts}, {R::kSharedExpert, 57 * 3}}},
+      {QuantScheme::kNvfp4, &m2, {{R::kRoutedExpert, m2_experts}}},
+      {QuantScheme::kNvfp4, &m3, {{R::kRoutedExpert, m3_experts}, {R::kSharedExpert, 57 * 3}}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(std::string(quant_scheme_name(c.scheme)) + " " +
+                 std::string(arch_name(c.model->arch)));
+    json config = c.model->raw;
+    config["quantization_config"] = quantization_config_json(c.scheme, *c.model);
+    QuantConfig q = detect_quantization(config, std::nullopt, "written/config.json");
+    EXPECT_EQ(q.scheme, c.scheme);
+    EXPECT_EQ(quantized_by_role(*c.model, q), c.quantized);
+    if (c.model->arch == Arch::kM3) {
+      EXPECT_FALSE(q.is_quantized("vision_tower.blocks.0.mlp.fc1"));
+    }
+  }
+  EXPECT_TRUE(quantization_config_json(QuantScheme::kNone, m2).is_null());
+}
+
+TEST(QuantConfigTest, WrittenFp8ChannelIsFp8Dynamic) {
+  ModelConfig m2 = load_model_config(fixture_dir("m2_bf16"));
+  json q = quantization_config_json(QuantScheme::kFp8Channel, m2);
+  const json& group = q.at("config_groups").at("group_0");
+  EXPECT_EQ(group.at("weights").at("strategy"), "channel");
+  EXPECT_EQ(group.at("weights").at("dynamic"), false);
+  EXPECT_EQ(group.at("input_activations").at("strategy"), "token");
+  EXPECT_EQ(group.at("input_activations").at("dynamic"), true);
+  EXPECT_EQ(q.at("format"), "float-quantized");
+  // Every non-expert Linear by name: 62 x (4 attention + router) + lm_head.
+  const json& ignore = q.at("ignore");
+  EXPECT_EQ(ignore.size(), 62u * 5 + 1);
+  EXPECT_EQ(ignore[0], "model.layers.0.self_attn.q_proj");
+  EXPECT_EQ(ignore.back(), "lm_head");
+  for (const json& entry : ignore)
+    EXPECT_EQ(entry.get<std::string>().find("experts"), std::string::npos);
+}
+
+TEST(QuantConfigTest, WrittenModelOptLegacyFileAgrees) {
+  ModelConfig m3 = load_model_config(fixture_dir("m3_bf16"));
+  json hf = hf_quant_config_json(m3);
+  EXPECT_EQ(hf.at("quantization").at("quant_algo"), "NVFP4");
+  QuantConfig legacy = detect_quantization(m3.raw, hf, "x/config.json");
+  json config = m3.raw;
+  config["quantization_config"] = quantization_config_json(QuantScheme::kNvfp4, m3);
+  QuantConfig both = detect_quantization(config, hf, "x/config.json");
+  EXPECT_EQ(legacy.scheme, QuantScheme::kNvfp4);
+  EXPECT_EQ(both.scheme, QuantScheme::kNvfp4);
+  EXPECT_EQ(legacy.ignore, both.ignore);
+  EXPECT_EQ(quantized_by_role(m3, legacy), quantized_by_role(m3, both));
+}
+
+}  // namespace
+}  // namespace minimax
