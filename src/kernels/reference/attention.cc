@@ -1,0 +1,126 @@
+// Reference causal GQA attention over a KV cache, with optional MSA block selection, and the MSA
+// block selection itself (max-score per block, per KV group, forced local block).
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "base/error.h"
+#include "kernels/reference/reference_ops.h"
+
+namespace minimax::reference {
+namespace {
+
+// The visible cache slots of query t for KV group g, ascending: [0, pos] when dense, else the
+// slots of the selected blocks clipped to [0, pos].
+void visible_slots(const AttentionArgs& a, int64_t t, int g, std::vector<int64_t>& slots) {
+  slots.clear();
+  const int64_t pos = a.positions[t];
+  if (a.block_ids == nullptr) {
+    for (int64_t s = 0; s <= pos; ++s) slots.push_back(s);
+    return;
+  }
+  const int32_t* blocks = a.block_ids + (t * a.num_kv_heads + g) * a.max_blocks;
+  for (int i = 0; i < a.max_blocks && blocks[i] >= 0; ++i) {
+    const int64_t first = int64_t(blocks[i]) * a.block_size;
+    const int64_t last = std::min<int64_t>(first + a.block_size - 1, pos);
+    for (int64_t s = first; s <= last; ++s) slots.push_back(s);
+  }
+}
+
+}  // namespace
+
+void attention(const AttentionArgs& a, ThreadPool* pool) {
+  if (a.num_kv_heads <= 0 || a.num_heads % a.num_kv_heads != 0)
+    fail("attention: {} query heads are not a multiple of {} KV heads", a.num_heads,
+         a.num_kv_heads);
+  if (a.block_ids != nullptr && (a.block_size <= 0 || a.max_blocks <= 0))
+    fail("attention: block selection needs block_size and max_blocks > 0");
+  const int group = a.num_heads / a.num_kv_heads;
+  const int64_t d = a.head_dim;
+  for_range(pool, a.T * a.num_heads, [&](int64_t begin, int64_t end) {
+    std::vector<int64_t> slots;
+    std::vector<double> scores, acc(d);
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t t = item / a.num_heads;
+      const int h = static_cast<int>(item % a.num_heads), g = h / group;
+      visible_slots(a, t, g, slots);
+      const float* q = a.q + (t * a.num_heads + h) * d;
+      float* out = a.out + (t * a.num_heads + h) * d;
+      if (slots.empty()) {  // cannot happen causally (slot pos is always visible); keep it defined
+        std::fill(out, out + d, 0.0f);
+        continue;
+      }
+      scores.assign(slots.size(), 0.0);
+      double max_score = -std::numeric_limits<double>::infinity();
+      for (size_t i = 0; i < slots.size(); ++i) {
+        const float* k = a.k_cache + slots[i] * a.cache_stride + g * d;
+        double dot = 0;
+        for (int64_t c = 0; c < d; ++c) dot += static_cast<double>(q[c]) * k[c];
+        scores[i] = dot * a.scale;
+        max_score = std::max(max_score, scores[i]);
+      }
+      double denom = 0;
+      std::fill(acc.begin(), acc.end(), 0.0);
+      for (size_t i = 0; i < slots.size(); ++i) {
+        const double p = std::exp(scores[i] - max_score);
+        denom += p;
+        const float* v = a.v_cache + slots[i] * a.cache_stride + g * d;
+        for (int64_t c = 0; c < d; ++c) acc[c] += p * v[c];
+      }
+      for (int64_t c = 0; c < d; ++c) out[c] = static_cast<float>(acc[c] / denom);
+    }
+  });
+}
+
+void select_blocks(const BlockSelectArgs& a, ThreadPool* pool) {
+  if (a.block_size <= 0 || a.topk_blocks <= 0)
+    fail("select_blocks: block_size {} and topk_blocks {} must be positive", a.block_size,
+         a.topk_blocks);
+  if (a.init_blocks < 0 || a.local_blocks < 0 || a.init_blocks + a.local_blocks > a.topk_blocks)
+    fail("select_blocks: {} initial + {} local forced blocks exceed top-{}", a.init_blocks,
+         a.local_blocks, a.topk_blocks);
+  for_range(pool, a.T * a.num_index_heads, [&](int64_t begin, int64_t end) {
+    std::vector<int> chosen, others;
+    std::vector<double> score;
+    for (int64_t item = begin; item < end; ++item) {
+      const int64_t t = item / a.num_index_heads;
+      const int64_t pos = a.positions[t];
+      const int nblk = static_cast<int>(pos / a.block_size) + 1;
+      int32_t* out = a.block_ids + item * a.topk_blocks;
+      chosen.clear();
+      if (nblk <= a.topk_blocks) {
+        for (int b = 0; b < nblk; ++b) chosen.push_back(b);
+      } else {
+        auto forced = [&](int b) { return b < a.init_blocks || b >= nblk - a.local_blocks; };
+        const float* q = a.index_q + item * a.index_dim;
+        score.assign(nblk, -std::numeric_limits<double>::infinity());
+        others.clear();
+        for (int b = 0; b < nblk; ++b) {
+          if (forced(b)) {
+            chosen.push_back(b);
+            continue;
+          }
+          others.push_back(b);
+          const int64_t last = std::min<int64_t>(int64_t(b + 1) * a.block_size - 1, pos);
+          for (int64_t s = int64_t(b) * a.block_size; s <= last; ++s) {
+            const float* k = a.index_k_cache + s * a.index_k_stride;
+            double dot = 0;
+            for (int c = 0; c < a.index_dim; ++c) dot += static_cast<double>(q[c]) * k[c];
+            score[b] = std::max(score[b], dot);
+          }
+        }
+        // Score descending, ties to the lower block id (MSA's exact reference order).
+        std::stable_sort(others.begin(), others.end(),
+                         [&](int x, int y) { return score[x] > score[y]; });
+        const size_t wanted = a.topk_blocks - chosen.size();
+        for (size_t i = 0; i < wanted && i < others.size(); ++i) chosen.push_back(others[i]);
+        std::sort(chosen.begin(), chosen.end());
+      }
+      for (int i = 0; i < a.topk_blocks; ++i)
+        out[i] = i < static_cast<int>(chosen.size()) ? chosen[i] : -1;
+    }
+  });
+}
+
+}  // namespace minimax::reference

@@ -1,0 +1,36 @@
+// Counting sort of router assignments by expert.
+#include "kernels/reference/moe_plan.h"
+
+#include "base/error.h"
+
+namespace minimax {
+
+MoePlan plan_moe(const int32_t* expert_ids, const float* expert_weights, int64_t T, int top_k,
+                 int num_experts) {
+  MoePlan plan;
+  plan.offsets.assign(num_experts + 1, 0);
+  const int64_t n = T * top_k;
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t e = expert_ids[i];
+    if (e < 0 || e >= num_experts)
+      fail("moe: expert id {} of token {} slot {} is outside [0, {})", e, i / top_k, i % top_k,
+           num_experts);
+    ++plan.offsets[e + 1];
+  }
+  for (int e = 0; e < num_experts; ++e) plan.offsets[e + 1] += plan.offsets[e];
+  plan.tokens.resize(n);
+  plan.slots.resize(n);
+  plan.weights.resize(n);
+  std::vector<int32_t> fill(plan.offsets.begin(), plan.offsets.end() - 1);
+  for (int64_t i = 0; i < n; ++i) {  // slot order is token order, so each list is ascending
+    const int32_t at = fill[expert_ids[i]]++;
+    plan.tokens[at] = static_cast<int32_t>(i / top_k);
+    plan.slots[at] = static_cast<int32_t>(i);
+    plan.weights[at] = expert_weights[i];
+  }
+  for (int e = 0; e < num_experts; ++e)
+    if (plan.count(e) > 0) plan.active.push_back(e);
+  return plan;
+}
+
+}  // namespace minimax

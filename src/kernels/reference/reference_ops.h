@@ -1,0 +1,31 @@
+// The reference backend: plain versions of every op in kernels/ops.h, computed in double and
+// rounded once to f32 at the output. Obviously correct first, fast enough for tiny models and
+// for checking the SIMD backend; the meaning of each op is the one documented in ops.h.
+#pragma once
+
+#include <functional>
+
+#include "kernels/ops.h"
+
+namespace minimax::reference {
+
+void linear(const WeightView& w, const float* x, int64_t T, float* y, ThreadPool* pool);
+void embedding(const WeightView& table, const int32_t* tokens, int64_t T, float* out);
+void rms_norm(const float* x, int64_t rows, int64_t dim, const float* weight, float eps,
+              bool add_one, float* out, ThreadPool* pool);
+void rope(float* x, int64_t T, const int32_t* positions, const RopeParams& params,
+          ThreadPool* pool);
+void attention(const AttentionArgs& args, ThreadPool* pool);
+void select_blocks(const BlockSelectArgs& args, ThreadPool* pool);
+void route(const RouterArgs& args);
+void glu(const float* gate, const float* up, int64_t n, const GluParams& params, float* out);
+void quantize_activations(float* x, int64_t rows, int64_t cols, const ActQuant& q);
+void moe(const MoeArgs& args, ThreadPool* pool);
+
+// The f32 rotary angle of ops.h RopeFn: f32(position · f32 inv_freq[pair]).
+float rope_angle(int32_t position, int pair, int rotary_dim, double theta);
+
+// Calls fn(begin, end) over a split of [0, n): on `pool` when given, else inline.
+void for_range(ThreadPool* pool, int64_t n, const std::function<void(int64_t, int64_t)>& fn);
+
+}  // namespace minimax::reference
