@@ -28,6 +28,8 @@ const templates = {
 };
 const hfVersion = JSON.parse(fs.readFileSync(
     path.join(here, 'node_modules/@huggingface/jinja/package.json'), 'utf8')).version;
+// Debian's interpreter has python3-jinja2; a python3 earlier on PATH (pyenv) may not.
+const python = process.env.PYTHON ?? (fs.existsSync('/usr/bin/python3') ? '/usr/bin/python3' : 'python3');
 const conversations = JSON.parse(fs.readFileSync(conversationsPath, 'utf8'));
 
 function contextOf(testCase) {
@@ -52,7 +54,7 @@ function renderJs(source) {
 }
 
 function renderPython(templatePath) {
-  const stdout = execFileSync('python3', [path.join(here, 'render_jinja2.py'), templatePath,
+  const stdout = execFileSync(python, [path.join(here, 'render_jinja2.py'), templatePath,
     conversationsPath], { encoding: 'utf8', maxBuffer: 64 << 20 });
   return JSON.parse(stdout);
 }

@@ -189,7 +189,14 @@ class Evaluator {
   }
 
   Flow exec_for(const Stmt& stmt) {
-    std::vector<Value> items = iterate(eval(*stmt.expr));
+    std::vector<Value> items;
+    try {
+      items = iterate(eval(*stmt.expr));
+    } catch (const TemplateError&) {
+      throw;
+    } catch (const Error& error) {
+      fail_at(name_, stmt.expr->pos, error.what());
+    }
     if (stmt.condition !=
         nullptr) {  // `for x in xs if cond`: filter first, loop.length counts kept
       std::vector<Value> kept;

@@ -179,6 +179,15 @@ class ExpressionParser {
   ExprPtr unary_with_filters() { return unary(true); }
 
   ExprPtr unary(bool with_filters) {
+    // Every nested operand passes through here; the limit keeps hostile input off the stack.
+    if (depth_ >= kMaxNesting) t_.fail_here("expression nested too deeply");
+    ++depth_;
+    ExprPtr node = unary_at_depth(with_filters);
+    --depth_;
+    return node;
+  }
+
+  ExprPtr unary_at_depth(bool with_filters) {
     ExprPtr node;
     if (t_.at_op("-") || t_.at_op("+")) {
       const Token& sign = t_.next();
@@ -389,7 +398,9 @@ class ExpressionParser {
     return expr;
   }
 
+  static constexpr int kMaxNesting = 200;
   TokenStream& t_;
+  int depth_ = 0;
 };
 
 }  // namespace

@@ -75,13 +75,24 @@ class Lexer {
   }
 
  private:
+  // Line and column of a source offset. Tokens come in source order, so walking on from the
+  // previous answer keeps this linear even on a template that is one long line.
   SourcePos position(size_t offset) const {
-    const auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
-    const size_t line_start = *(it - 1);
-    return SourcePos{static_cast<int>(it - line_starts_.begin()),
-                     static_cast<int>(count_code_points(
-                         std::string_view(src_).substr(line_start, offset - line_start))) +
-                         1};
+    if (offset < cached_offset_) {
+      const auto it = std::upper_bound(line_starts_.begin(), line_starts_.end(), offset);
+      cached_offset_ = *(it - 1);
+      cached_pos_ = SourcePos{static_cast<int>(it - line_starts_.begin()), 1};
+    }
+    for (; cached_offset_ < offset && cached_offset_ < src_.size(); ++cached_offset_) {
+      const char c = src_[cached_offset_];
+      if (c == '\n') {
+        ++cached_pos_.line;
+        cached_pos_.column = 1;
+      } else if ((static_cast<unsigned char>(c) & 0xC0) != 0x80) {
+        ++cached_pos_.column;
+      }
+    }
+    return cached_pos_;
   }
 
   [[noreturn]] void error(size_t offset, const std::string& message) const {
@@ -401,6 +412,8 @@ class Lexer {
   std::vector<Token> tokens_;
   size_t pos_ = 0;
   bool line_starting_ = true;
+  mutable size_t cached_offset_ = 0;
+  mutable SourcePos cached_pos_;
 };
 
 }  // namespace

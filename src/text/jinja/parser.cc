@@ -132,6 +132,7 @@ class StatementParser {
   Body block_body(const Token& opener, std::initializer_list<std::string_view> end_tags,
                   std::string* found = nullptr) {
     std::string ignored;
+    if (open_.size() >= kMaxNesting) t_.fail_at(opener.pos, "blocks nested too deeply");
     open_.push_back({opener.text, opener.pos});
     Body out = body(end_tags, found != nullptr ? found : &ignored);
     open_.pop_back();
@@ -257,6 +258,7 @@ class StatementParser {
     return stmt;
   }
 
+  static constexpr size_t kMaxNesting = 200;
   TokenStream t_;
   std::vector<OpenBlock> open_;
   int loop_depth_ = 0;
