@@ -1,0 +1,38 @@
+// Run-time choice of the x86 instruction set for the CPU kernels: what this CPU (and its OS) can
+// run, and the level the kernels use. The binary is built for plain x86-64; the SIMD code is
+// compiled per function with target attributes and only called when the CPU reports it.
+#pragma once
+
+#include <string_view>
+
+namespace minimax {
+
+// Ordered: each level's kernels need everything the level below needs.
+enum class CpuIsa : int {
+  kScalar = 0,  // portable C++ (any CPU, and the fallback for unusual shapes)
+  kAvx2 = 1,    // AVX2 + FMA + F16C (Haswell, Zen 1 and later)
+  kAvx512 = 2,  // AVX-512 F, BW, VL, DQ, VBMI (Ice Lake, Sapphire Rapids, Zen 4 and later)
+};
+
+struct CpuFeatures {
+  bool avx2 = false;         // AVX2, FMA and F16C together
+  bool avx512 = false;       // F, BW, VL, DQ and VBMI together (what the kAvx512 kernels use)
+  bool avx512_bf16 = false;  // AVX512_BF16 (vdpbf16ps), on top of `avx512`
+};
+
+// What the running CPU supports (read once; __builtin_cpu_supports also checks that the OS saves
+// the vector state).
+const CpuFeatures& cpu_features();
+
+bool cpu_supports(CpuIsa isa);
+
+// The level the kernels use by default: the best supported one, capped by the environment variable
+// MINIMAX_CPU_ISA=scalar|avx2|avx512 when set (to compare paths or work around a CPU problem).
+// An unknown value or one above what the CPU supports throws Error naming the variable.
+CpuIsa default_cpu_isa();
+
+std::string_view cpu_isa_name(CpuIsa isa);  // "scalar", "avx2", "avx512"
+// Parses a name above; Error naming `what` otherwise.
+CpuIsa parse_cpu_isa(std::string_view text, std::string_view what);
+
+}  // namespace minimax

@@ -1,0 +1,243 @@
+// cpu_linear: checks the view, picks the kernel for (format, ISA level, activation precision),
+// prepares the activations in the kernel's column order and splits the rows across the pool.
+#include "kernels/cpu/linear.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <memory>
+
+#include "base/error.h"
+#include "formats/float_formats.h"
+#include "kernels/cpu/linear_internal.h"
+
+namespace minimax {
+namespace cpu_linear_detail {
+
+const DecodeTables& decode_tables() {
+  static const DecodeTables tables = [] {
+    DecodeTables t{};
+    for (int c = 0; c < 256; ++c) {
+      const auto code = static_cast<uint8_t>(c);
+      t.e4m3[c] = static_cast<float>(fp8_to_f64(code, Fp8Format::kE4M3FN));
+      t.e8m0[c] = static_cast<float>(e8m0_to_f64(code));
+      if (c < 128) {
+        const uint32_t bits = std::bit_cast<uint32_t>(t.e4m3[c]);
+        t.e4m3_bf16_lo[c] = static_cast<uint8_t>(bits >> 16);
+        t.e4m3_bf16_hi[c] = static_cast<uint8_t>(bits >> 24);
+      }
+      if (c < 16) {
+        t.e2m1[c] = static_cast<float>(e2m1_to_f64(code));
+        const uint32_t bits = std::bit_cast<uint32_t>(t.e2m1[c]);
+        t.e2m1_bf16_lo[c] = static_cast<uint8_t>(bits >> 16);
+        t.e2m1_bf16_hi[c] = static_cast<uint8_t>(bits >> 24);
+      }
+    }
+    return t;
+  }();
+  return tables;
+}
+
+}  // namespace cpu_linear_detail
+
+namespace {
+
+using cpu_linear_detail::LinearJob;
+using cpu_linear_detail::RowKernel;
+
+// Per-thread scratch that grows to the largest call seen and is then reused: no allocation in the
+// step loop once the shapes have been seen.
+struct AlignedScratch {
+  std::unique_ptr<uint8_t[]> storage;
+  size_t capacity = 0;
+  void* get(size_t bytes) {
+    if (bytes + 64 > capacity) {
+      capacity = bytes + 64;
+      storage.reset(new uint8_t[capacity]);
+    }
+    const auto address = reinterpret_cast<uintptr_t>(storage.get());
+    return storage.get() + ((64 - address % 64) % 64);
+  }
+};
+
+// Prepared activations of one token block must stay in L2 while the block's weight rows stream by.
+constexpr int64_t kTokenBlockBytes = 512 * 1024;
+// Thread boundaries fall on multiples of this many rows (whole cache lines of y per thread).
+constexpr int64_t kRowAlign = 16;
+
+const char* format_name(WeightFormat f) {
+  switch (f) {
+    case WeightFormat::kF32:
+      return "f32";
+    case WeightFormat::kBF16:
+      return "bf16";
+    case WeightFormat::kFp8Block:
+      return "fp8-block";
+    case WeightFormat::kFp8Channel:
+      return "fp8-channel";
+    case WeightFormat::kMxfp4:
+      return "mxfp4";
+    case WeightFormat::kNvfp4:
+      return "nvfp4";
+  }
+  return "unknown";
+}
+
+int64_t weight_bytes(const WeightView& w) {
+  switch (w.format) {
+    case WeightFormat::kF32:
+      return w.rows * w.cols * 4;
+    case WeightFormat::kBF16:
+      return w.rows * w.cols * 2;
+    case WeightFormat::kFp8Block:
+    case WeightFormat::kFp8Channel:
+      return w.rows * w.cols;
+    case WeightFormat::kMxfp4:
+    case WeightFormat::kNvfp4:
+      return w.rows * w.cols / 2;
+  }
+  return 0;
+}
+
+void check_call(const WeightView& w, const float* x, int64_t tokens, const float* y) {
+  const char* f = format_name(w.format);
+  if (w.rows <= 0 || w.cols <= 0)
+    fail("cpu_linear: {} weight shape [{}, {}] is not positive", f, w.rows, w.cols);
+  if (w.data == nullptr) fail("cpu_linear: {} weight [{}, {}] has no data", f, w.rows, w.cols);
+  const bool scaled = w.format != WeightFormat::kF32 && w.format != WeightFormat::kBF16;
+  if (scaled && w.scales == nullptr) fail("cpu_linear: {} weight has no scales", f);
+  if (w.format == WeightFormat::kFp8Block && (w.block_rows <= 0 || w.block_cols <= 0))
+    fail("cpu_linear: fp8-block tile {}x{} is not positive", w.block_rows, w.block_cols);
+  if (w.format == WeightFormat::kMxfp4 && w.cols % 32 != 0)
+    fail("cpu_linear: mxfp4 input width {} is not a multiple of 32", w.cols);
+  if (w.format == WeightFormat::kNvfp4 && w.cols % 16 != 0)
+    fail("cpu_linear: nvfp4 input width {} is not a multiple of 16", w.cols);
+  if (tokens < 0) fail("cpu_linear: tokens = {} is negative", tokens);
+  if (tokens > 0 && (x == nullptr || y == nullptr))
+    fail("cpu_linear: {} of {} tokens is null", x == nullptr ? "x" : "y", tokens);
+}
+
+RowKernel select_kernel(const WeightView& w, const CpuLinearOptions& options) {
+  if (!cpu_supports(options.isa))
+    fail("cpu_linear: this CPU does not support the '{}' kernels (options.isa)",
+         cpu_isa_name(options.isa));
+  RowKernel k;
+  if (options.isa == CpuIsa::kAvx512 && cpu_features().avx512_bf16 &&
+      options.activations == ActivationPrecision::kBF16)
+    k = cpu_linear_detail::bf16x_kernel(w);
+  if (k.run == nullptr && options.isa != CpuIsa::kScalar) {
+    switch (w.format) {
+      case WeightFormat::kF32:
+        k = cpu_linear_detail::f32_kernel(options.isa);
+        break;
+      case WeightFormat::kBF16:
+        k = cpu_linear_detail::bf16_kernel(options.isa);
+        break;
+      case WeightFormat::kFp8Block:
+      case WeightFormat::kFp8Channel:
+        k = cpu_linear_detail::fp8_kernel(options.isa, w);
+        break;
+      case WeightFormat::kMxfp4:
+        k = cpu_linear_detail::mxfp4_kernel(options.isa);
+        break;
+      case WeightFormat::kNvfp4:
+        k = cpu_linear_detail::nvfp4_kernel(options.isa);
+        break;
+    }
+  }
+  if (k.run == nullptr) k = cpu_linear_detail::scalar_kernel();
+  return k;
+}
+
+// x [tokens, cols] -> `out` [tokens, stride] in the kernel's order, zero-padded.
+template <typename T, typename Convert>
+void permute_activations(const RowKernel& k, const float* x, int64_t tokens, int64_t cols,
+                         int64_t stride, T* out, Convert convert) {
+  const int64_t chunk = k.chunk_cols;
+  for (int64_t t = 0; t < tokens; ++t) {
+    const float* xt = x + t * cols;
+    T* ot = out + t * stride;
+    for (int64_t c0 = 0; c0 < stride; c0 += chunk) {
+      for (int64_t p = 0; p < chunk; ++p) {
+        const int64_t col = c0 + (k.order != nullptr ? k.order[p] : p);
+        ot[c0 + p] = convert(col < cols ? xt[col] : 0.0f);
+      }
+    }
+  }
+}
+
+struct Split {
+  const LinearJob* job;
+  cpu_linear_detail::RowRangeFn run;
+  int64_t parts;
+};
+
+// Part p of `parts` covers rows [rows·p/parts, rows·(p+1)/parts), boundaries rounded down to
+// kRowAlign.
+void run_part(const Split& s, int64_t part) {
+  const int64_t rows = s.job->w->rows;
+  auto boundary = [&](int64_t p) {
+    return p >= s.parts ? rows : std::min(rows, rows * p / s.parts / kRowAlign * kRowAlign);
+  };
+  const int64_t begin = boundary(part), end = boundary(part + 1);
+  if (begin < end) s.run(*s.job, begin, end);
+}
+
+void run_linear(const WeightView& w, const float* x, int64_t tokens, float* y, ThreadPool* pool,
+                const CpuLinearOptions& options) {
+  check_call(w, x, tokens, y);
+  if (tokens == 0) return;
+  const RowKernel kernel = select_kernel(w, options);
+
+  thread_local AlignedScratch scratch;
+  const int64_t stride = (w.cols + kernel.chunk_cols - 1) / kernel.chunk_cols * kernel.chunk_cols;
+  const int64_t element_bytes = kernel.bf16_x ? 2 : 4;
+  void* prepared = scratch.get(static_cast<size_t>(tokens * stride * element_bytes));
+  if (kernel.bf16_x) {
+    permute_activations(kernel, x, tokens, w.cols, stride, static_cast<uint16_t*>(prepared),
+                        [](float v) { return f32_to_bf16(v); });
+  } else {
+    permute_activations(kernel, x, tokens, w.cols, stride, static_cast<float*>(prepared),
+                        [](float v) { return v; });
+  }
+
+  LinearJob job;
+  job.w = &w;
+  job.x = prepared;
+  job.x_stride = stride;
+  job.tokens = tokens;
+  job.token_block = std::clamp<int64_t>(kTokenBlockBytes / (stride * element_bytes) / 4 * 4, 4,
+                                        std::max<int64_t>(tokens, 4));
+  job.y = y;
+
+  const int64_t threads = pool == nullptr ? 1 : static_cast<int64_t>(pool->size());
+  const int64_t parts =
+      std::clamp<int64_t>(weight_bytes(w) / std::max<int64_t>(options.min_bytes_per_thread, 1), 1,
+                          std::min(threads, (w.rows + kRowAlign - 1) / kRowAlign));
+  if (parts == 1) {
+    kernel.run(job, 0, w.rows);
+    return;
+  }
+  const Split split{&job, kernel.run, parts};
+  pool->parallel_for(static_cast<size_t>(parts), [&split](size_t begin, size_t end, size_t) {
+    for (size_t p = begin; p < end; ++p) run_part(split, static_cast<int64_t>(p));
+  });
+}
+
+}  // namespace
+
+void cpu_linear(const WeightView& w, const float* x, int64_t tokens, float* y, ThreadPool& pool) {
+  run_linear(w, x, tokens, y, &pool, CpuLinearOptions{});
+}
+
+void cpu_linear(const WeightView& w, const float* x, int64_t tokens, float* y, ThreadPool& pool,
+                const CpuLinearOptions& options) {
+  run_linear(w, x, tokens, y, &pool, options);
+}
+
+void cpu_linear_op(const WeightView& w, const float* x, int64_t tokens, float* y,
+                   ThreadPool* pool) {
+  run_linear(w, x, tokens, y, pool, CpuLinearOptions{});
+}
+
+}  // namespace minimax

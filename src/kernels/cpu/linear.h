@@ -1,0 +1,46 @@
+// The CPU backend's linear layer: y[t, :] = W · x[t, :] for every WeightFormat, reading W in its
+// stored format (no dequantized copy), SIMD (AVX-512 or AVX2, chosen at run time) and threaded
+// over output rows. docs/cpu_kernels.md describes the layouts, numerics and measured speed.
+#pragma once
+
+#include <cstdint>
+
+#include "base/thread_pool.h"
+#include "kernels/cpu/cpu_features.h"
+#include "kernels/weight_view.h"
+
+namespace minimax {
+
+enum class ActivationPrecision : uint8_t {
+  // x is used as given (f32); every product and sum is f32 (fp32 accumulation). The default.
+  kF32,
+  // x is rounded to bf16 (nearest even) once per call and multiplied with vdpbf16ps (exact
+  // bf16 products, fp32 accumulation). Faster for the 8- and 4-bit formats; adds a relative error
+  // of up to 2^-9 per activation. Only the AVX-512 level with AVX512_BF16 has such kernels; every
+  // other level and the f32 weight format ignore this and compute with f32 activations.
+  kBF16,
+};
+
+struct CpuLinearOptions {
+  CpuIsa isa = default_cpu_isa();  // Error if the CPU does not support it
+  ActivationPrecision activations = ActivationPrecision::kF32;
+  // A call uses at most one thread per this many weight bytes (waking a thread costs more than a
+  // smaller share saves); 0 splits even the smallest matrix across the whole pool (tests).
+  int64_t min_bytes_per_thread = 256 * 1024;
+};
+
+// y [tokens, w.rows] = x [tokens, w.cols] · Wᵀ, x and y row-major f32 (any alignment). Rows are
+// split across `pool` (each thread reads its own rows, so the weight is read once in total), and
+// up to a few dozen tokens share one pass over each row, so for decode and small batches the
+// weight streams from memory once per call. Throws Error naming the parameter when the view is
+// unusable (null data or scales, non-positive shape, an FP4 width that is not a whole number of
+// blocks, a non-positive FP8 tile).
+void cpu_linear(const WeightView& w, const float* x, int64_t tokens, float* y, ThreadPool& pool);
+void cpu_linear(const WeightView& w, const float* x, int64_t tokens, float* y, ThreadPool& pool,
+                const CpuLinearOptions& options);
+
+// The same with the kernel table's calling convention (kernels/ops.h LinearFn): a null pool runs
+// on the calling thread only.
+void cpu_linear_op(const WeightView& w, const float* x, int64_t tokens, float* y, ThreadPool* pool);
+
+}  // namespace minimax

@@ -1,0 +1,155 @@
+// The AVX-512 row loop the per-format kernels share: a tile of R weight rows × T tokens walks the
+// columns chunk by chunk; the format's decoder turns each chunk of a row into vectors (f32, or bf16
+// pairs for vdpbf16ps) and the tile multiplies them with every token of the tile, so each weight
+// byte is decoded once per tile and read from memory once per call. Included only by .cc files,
+// which define MINIMAX_AVX512_TARGET (the target attribute string of their kernels) first; all of
+// it has internal linkage, so code compiled for AVX-512 never leaks into portable callers.
+#pragma once
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "kernels/cpu/linear_internal.h"
+
+#ifndef MINIMAX_AVX512_TARGET
+#error "define MINIMAX_AVX512_TARGET before including linear_avx512-inl.h"
+#endif
+#define MINIMAX_AVX512 __attribute__((target(MINIMAX_AVX512_TARGET)))
+
+// GCC 12's AVX-512 intrinsics fill their unused pass-through operand from a self-initialized
+// variable (_mm512_undefined_*), which its own uninitialized-use warnings then report once the
+// intrinsic is inlined here (GCC bug 105593, fixed in GCC 13).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#ifndef MINIMAX_ALWAYS_INLINE
+#define MINIMAX_ALWAYS_INLINE inline __attribute__((always_inline))
+#endif
+
+namespace minimax::cpu_linear_detail {
+namespace {
+
+// A decoder D provides:
+//   kChunkCols   columns per chunk; kVectors (K) vectors per chunk, each pairs with 64 bytes of x
+//   kBf16X       false: Vec = __m512 of f32 weights, x f32; true: Vec = __m512i of bf16 pairs, x
+//   bf16 kGroups      0: no chunk scale; 1 or 2: the chunk's vectors form kGroups groups
+//   (group(k)), and
+//                each group's partial sum is multiplied by its chunk scale vector (block formats)
+//   template <bool kTail> void load(row, chunk, valid_cols, Vec* w): the chunk's K vectors; with
+//                kTail only valid_cols < kChunkCols columns exist and the rest must decode to 0
+//   void chunk_scales(row, chunk, valid_cols, __m512* s): kGroups per-lane multipliers
+//   float row_scale(row): multiplier of the row's final sum
+
+template <bool kBf16X, class Vec>
+MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE __m512 madd512(__m512 acc, Vec w, const char* x) {
+  if constexpr (kBf16X) {
+    return _mm512_dpbf16_ps(acc, (__m512bh)w, (__m512bh)_mm512_loadu_si512(x));
+  } else {
+    return _mm512_fmadd_ps(w, _mm512_loadu_ps(reinterpret_cast<const float*>(x)), acc);
+  }
+}
+
+template <class D, int R, int T, bool kTail>
+MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void chunk512(const D& d, int64_t row0, int64_t c, int valid,
+                                                   const char* x, int64_t x_row_bytes,
+                                                   __m512 (&acc)[R][T]) {
+  constexpr int K = D::kVectors;
+  const char* xc = x + c * (K * 64);
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) {
+    typename D::Vec w[K];
+    d.template load<kTail>(row0 + r, c, valid, w);
+    if constexpr (D::kGroups > 0) {
+      __m512 s[D::kGroups];
+      d.template chunk_scales<kTail>(row0 + r, c, valid, s);
+#pragma GCC unroll 4
+      for (int t = 0; t < T; ++t) {
+        const char* xt = xc + t * x_row_bytes;
+        __m512 p[D::kGroups];
+#pragma GCC unroll 2
+        for (int g = 0; g < D::kGroups; ++g) p[g] = _mm512_setzero_ps();
+#pragma GCC unroll 8
+        for (int k = 0; k < K; ++k)
+          p[D::group(k)] = madd512<D::kBf16X>(p[D::group(k)], w[k], xt + 64 * k);
+#pragma GCC unroll 2
+        for (int g = 0; g < D::kGroups; ++g) acc[r][t] = _mm512_fmadd_ps(p[g], s[g], acc[r][t]);
+      }
+    } else {
+#pragma GCC unroll 4
+      for (int t = 0; t < T; ++t) {
+        const char* xt = xc + t * x_row_bytes;
+#pragma GCC unroll 8
+        for (int k = 0; k < K; ++k) acc[r][t] = madd512<D::kBf16X>(acc[r][t], w[k], xt + 64 * k);
+      }
+    }
+  }
+}
+
+// y for rows [row0, row0 + R) and tokens [tok0, tok0 + T).
+template <class D, int R, int T>
+MINIMAX_AVX512 void tile512(const D& d, const LinearJob& job, int64_t row0, int64_t tok0) {
+  const int64_t cols = job.w->cols, rows = job.w->rows;
+  const int64_t x_row_bytes = job.x_stride * (D::kBf16X ? 2 : 4);
+  const char* x = static_cast<const char*>(job.x) + tok0 * x_row_bytes;
+  __m512 acc[R][T];
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+    for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
+  const int64_t full = cols / D::kChunkCols;
+  const int rem = static_cast<int>(cols % D::kChunkCols);
+  for (int64_t c = 0; c < full; ++c)
+    chunk512<D, R, T, false>(d, row0, c, D::kChunkCols, x, x_row_bytes, acc);
+  if (rem != 0) chunk512<D, R, T, true>(d, row0, full, rem, x, x_row_bytes, acc);
+  for (int r = 0; r < R; ++r) {
+    const float scale = d.row_scale(row0 + r);
+    for (int t = 0; t < T; ++t)
+      job.y[(tok0 + t) * rows + row0 + r] = _mm512_reduce_add_ps(acc[r][t]) * scale;
+  }
+}
+
+// The RowRangeFn of decoder D: one token alone takes four rows per pass (four independent weight
+// streams keep the loads busy); several tokens take one row per pass, up to four tokens per tile,
+// the tiles of one row following each other while the row is still in L1.
+template <class D>
+MINIMAX_AVX512 void rows512(const LinearJob& job, int64_t row_begin, int64_t row_end) {
+  const D d(*job.w);
+  for (int64_t tb = 0; tb < job.tokens; tb += job.token_block) {
+    const int64_t te = std::min(job.tokens, tb + job.token_block);
+    if (te - tb == 1) {
+      int64_t r = row_begin;
+      for (; r + 4 <= row_end; r += 4) tile512<D, 4, 1>(d, job, r, tb);
+      for (; r < row_end; ++r) tile512<D, 1, 1>(d, job, r, tb);
+      continue;
+    }
+    for (int64_t r = row_begin; r < row_end; ++r) {
+      for (int64_t t = tb; t < te; t += 4) {
+        switch (std::min<int64_t>(4, te - t)) {
+          case 1:
+            tile512<D, 1, 1>(d, job, r, t);
+            break;
+          case 2:
+            tile512<D, 1, 2>(d, job, r, t);
+            break;
+          case 3:
+            tile512<D, 1, 3>(d, job, r, t);
+            break;
+          default:
+            tile512<D, 1, 4>(d, job, r, t);
+            break;
+        }
+      }
+    }
+  }
+}
+
+// Byte mask of the first n (< 64) bytes / words / dwords.
+MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE __mmask64 first_bytes(int n) {
+  return _bzhi_u64(~0ull, static_cast<unsigned>(n));
+}
+
+}  // namespace
+}  // namespace minimax::cpu_linear_detail

@@ -1,0 +1,88 @@
+// bf16 weights with f32 activations: a 32-bit lane holds two bf16 weights; shifting it left by 16
+// gives the even one as f32 and masking the low half gives the odd one, so the activations are
+// stored even columns first, then odd, per chunk.
+#define MINIMAX_AVX512_TARGET "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,fma,f16c,bmi,bmi2"
+#include <array>
+
+#include "kernels/cpu/linear_avx2-inl.h"
+#include "kernels/cpu/linear_avx512-inl.h"
+
+namespace minimax::cpu_linear_detail {
+namespace {
+
+// Chunk of 2n columns: position p < n reads column 2p, position n + p reads column 2p + 1.
+template <int kChunk>
+const uint16_t* even_odd_order() {
+  static const auto order = [] {
+    std::array<uint16_t, kChunk> o{};
+    for (int p = 0; p < kChunk / 2; ++p) {
+      o[p] = static_cast<uint16_t>(2 * p);
+      o[kChunk / 2 + p] = static_cast<uint16_t>(2 * p + 1);
+    }
+    return o;
+  }();
+  return order.data();
+}
+
+struct Bf16Avx512 {
+  static constexpr int kChunkCols = 32, kVectors = 2, kGroups = 0;
+  static constexpr bool kBf16X = false;
+  using Vec = __m512;
+  const uint8_t* data;
+  int64_t row_bytes;
+
+  MINIMAX_AVX512 explicit Bf16Avx512(const WeightView& w) : data(w.data), row_bytes(w.cols * 2) {}
+  template <bool kTail>
+  MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
+                                                 __m512* w) const {
+    const uint8_t* p = data + row * row_bytes + c * 64;
+    const __m512i v = kTail
+                          ? _mm512_maskz_loadu_epi16(static_cast<__mmask32>(first_bytes(valid)), p)
+                          : _mm512_loadu_si512(p);
+    w[0] = _mm512_castsi512_ps(_mm512_slli_epi32(v, 16));
+    w[1] = _mm512_castsi512_ps(_mm512_and_si512(v, _mm512_set1_epi32(int32_t(0xFFFF0000u))));
+  }
+  static constexpr int group(int) { return 0; }
+  float row_scale(int64_t) const { return 1.0f; }
+};
+
+struct Bf16Avx2 {
+  static constexpr int kChunkCols = 16, kVectors = 2, kGroups = 0;
+  const uint8_t* data;
+  int64_t row_bytes;
+
+  MINIMAX_AVX2 explicit Bf16Avx2(const WeightView& w) : data(w.data), row_bytes(w.cols * 2) {}
+  template <bool kTail>
+  MINIMAX_AVX2 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid, __m256* w) const {
+    const uint8_t* p = data + row * row_bytes + c * 32;
+    __m256i v;
+    if constexpr (kTail) {
+      const TailBuffer<32> tail(p, 2 * valid);
+      v = _mm256_load_si256(reinterpret_cast<const __m256i*>(tail.bytes));
+    } else {
+      v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    }
+    w[0] = _mm256_castsi256_ps(_mm256_slli_epi32(v, 16));
+    w[1] = _mm256_castsi256_ps(_mm256_and_si256(v, _mm256_set1_epi32(int32_t(0xFFFF0000u))));
+  }
+  static constexpr int group(int) { return 0; }
+  float row_scale(int64_t) const { return 1.0f; }
+};
+
+}  // namespace
+
+RowKernel bf16_kernel(CpuIsa isa) {
+  RowKernel k;
+  if (isa == CpuIsa::kAvx512) {
+    k.run = rows512<Bf16Avx512>;
+    k.chunk_cols = Bf16Avx512::kChunkCols;
+    k.order = even_odd_order<Bf16Avx512::kChunkCols>();
+  } else if (isa == CpuIsa::kAvx2) {
+    k.run = rows256<Bf16Avx2>;
+    k.chunk_cols = Bf16Avx2::kChunkCols;
+    k.order = even_odd_order<Bf16Avx2::kChunkCols>();
+  }
+  return k;
+}
+
+}  // namespace minimax::cpu_linear_detail

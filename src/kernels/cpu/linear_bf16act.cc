@@ -1,0 +1,173 @@
+// Kernels with bf16 activations (ActivationPrecision::kBF16), AVX-512 + AVX512_BF16: the weights
+// decode to bf16 pairs (exact for bf16, e4m3fn and e2m1 values) and vdpbf16ps multiplies them with
+// the activations rounded to bf16, accumulating in f32. The weights skip the conversion to f32, so
+// there are about half as many instructions per weight byte as in the f32-activation kernels.
+#define MINIMAX_AVX512_TARGET \
+  "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx512bf16,fma,f16c,bmi,bmi2"
+#include <array>
+
+#include "kernels/cpu/linear_avx2-inl.h"
+#include "kernels/cpu/linear_avx512-inl.h"
+#include "kernels/cpu/linear_fp4-inl.h"
+#include "kernels/cpu/linear_fp8-inl.h"
+
+namespace minimax::cpu_linear_detail {
+namespace {
+
+struct Bf16Bf16x {
+  static constexpr int kChunkCols = 32, kVectors = 1, kGroups = 0;
+  static constexpr bool kBf16X = true;
+  using Vec = __m512i;
+  const uint8_t* data;
+  int64_t row_bytes;
+
+  MINIMAX_AVX512 explicit Bf16Bf16x(const WeightView& w) : data(w.data), row_bytes(w.cols * 2) {}
+  template <bool kTail>
+  MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
+                                                 __m512i* w) const {
+    const uint8_t* p = data + row * row_bytes + c * 64;
+    w[0] = kTail ? _mm512_maskz_loadu_epi16(static_cast<__mmask32>(first_bytes(valid)), p)
+                 : _mm512_loadu_si512(p);
+  }
+  static constexpr int group(int) { return 0; }
+  float row_scale(int64_t) const { return 1.0f; }
+};
+
+// Vector s holds the pairs of the low (s = 0) or high unpack; word 2(4L + d) + h of it is code
+// 16L + 8s + 2d + h.
+inline const uint16_t* fp8_order_bf16x() {
+  static const auto order = [] {
+    std::array<uint16_t, 64> o{};
+    for (int s = 0; s < 2; ++s)
+      for (int lane = 0; lane < 4; ++lane)
+        for (int d = 0; d < 4; ++d)
+          for (int h = 0; h < 2; ++h)
+            o[32 * s + 8 * lane + 2 * d + h] = static_cast<uint16_t>(16 * lane + 8 * s + 2 * d + h);
+    return o;
+  }();
+  return order.data();
+}
+
+template <bool kBlock>
+struct Fp8Bf16x {
+  static constexpr int kChunkCols = 64, kVectors = 2, kGroups = kBlock ? 1 : 0;
+  static constexpr bool kBf16X = true;
+  using Vec = __m512i;
+  const uint8_t* data;
+  int64_t cols;
+  Fp8Scales scales;
+  E4m3Tables512 tables;
+
+  MINIMAX_AVX512 explicit Fp8Bf16x(const WeightView& w) : data(w.data), cols(w.cols), scales(w) {}
+  template <bool kTail>
+  MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
+                                                 __m512i* w) const {
+    const uint8_t* p = data + row * cols + c * 64;
+    tables.pairs(kTail ? _mm512_maskz_loadu_epi8(first_bytes(valid), p) : _mm512_loadu_si512(p), w);
+  }
+  static constexpr int group(int) { return 0; }
+  template <bool kTail>
+  MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void chunk_scales(int64_t row, int64_t c, int,
+                                                         __m512* s) const {
+    s[0] = _mm512_set1_ps(scales.tile(row, c * kChunkCols));
+  }
+  float row_scale(int64_t row) const { return kBlock ? 1.0f : scales.channel(row); }
+};
+
+struct Mxfp4Bf16x {
+  static constexpr int kChunkCols = 128, kVectors = 4, kGroups = 1;
+  static constexpr bool kBf16X = true;
+  using Vec = __m512i;
+  const uint8_t* data;
+  const uint8_t* scales;
+  int64_t row_bytes, scales_per_row;
+  Fp4Pairs512 elements;
+
+  MINIMAX_AVX512 explicit Mxfp4Bf16x(const WeightView& w)
+      : data(w.data),
+        scales(static_cast<const uint8_t*>(w.scales)),
+        row_bytes(w.cols / 2),
+        scales_per_row(w.cols / 32) {}
+  template <bool kTail>
+  MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
+                                                 __m512i* w) const {
+    elements.decode<kTail>(data + row * row_bytes + c * 64, valid, w);
+  }
+  static constexpr int group(int) { return 0; }
+  template <bool kTail>
+  MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void chunk_scales(int64_t row, int64_t c, int valid,
+                                                         __m512* s) const {
+    s[0] = mxfp4_scales512(scales + row * scales_per_row + c * 4,
+                           kTail ? static_cast<size_t>(valid / 32) : 4);
+  }
+  float row_scale(int64_t) const { return 1.0f; }
+};
+
+// Vector 2n + s, lane L holds columns of block 2L + s: two scale groups.
+struct Nvfp4Bf16x {
+  static constexpr int kChunkCols = 128, kVectors = 4, kGroups = 2;
+  static constexpr bool kBf16X = true;
+  using Vec = __m512i;
+  const uint8_t* data;
+  const uint8_t* scales;
+  int64_t row_bytes, scales_per_row;
+  Fp4Pairs512 elements;
+  E4m3Tables512 tables;
+  __m512i spread[2] = {spread_index512(4, 2, 0), spread_index512(4, 2, 1)};
+  __m512 global;
+
+  MINIMAX_AVX512 explicit Nvfp4Bf16x(const WeightView& w)
+      : data(w.data),
+        scales(static_cast<const uint8_t*>(w.scales)),
+        row_bytes(w.cols / 2),
+        scales_per_row(w.cols / 16),
+        global(_mm512_set1_ps(w.global_scale)) {}
+  template <bool kTail>
+  MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
+                                                 __m512i* w) const {
+    elements.decode<kTail>(data + row * row_bytes + c * 64, valid, w);
+  }
+  static constexpr int group(int k) { return k & 1; }
+  template <bool kTail>
+  MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void chunk_scales(int64_t row, int64_t c, int valid,
+                                                         __m512* s) const {
+    const uint8_t* codes = scales + row * scales_per_row + c * 8;
+    const size_t blocks = kTail ? static_cast<size_t>(valid / 16) : 8;
+    s[0] = nvfp4_scales512(tables, codes, blocks, spread[0], global);
+    s[1] = nvfp4_scales512(tables, codes, blocks, spread[1], global);
+  }
+  float row_scale(int64_t) const { return 1.0f; }
+};
+
+template <class D>
+RowKernel bf16x(const uint16_t* order) {
+  RowKernel k;
+  k.run = rows512<D>;
+  k.chunk_cols = D::kChunkCols;
+  k.order = order;
+  k.bf16_x = true;
+  return k;
+}
+
+}  // namespace
+
+RowKernel bf16x_kernel(const WeightView& w) {
+  switch (w.format) {
+    case WeightFormat::kF32:
+      return {};
+    case WeightFormat::kBF16:
+      return bf16x<Bf16Bf16x>(nullptr);
+    case WeightFormat::kFp8Channel:
+      return bf16x<Fp8Bf16x<false>>(fp8_order_bf16x());
+    case WeightFormat::kFp8Block:
+      if (w.block_cols % 64 != 0) return {};
+      return bf16x<Fp8Bf16x<true>>(fp8_order_bf16x());
+    case WeightFormat::kMxfp4:
+      return bf16x<Mxfp4Bf16x>(fp4_order_bf16x());
+    case WeightFormat::kNvfp4:
+      return bf16x<Nvfp4Bf16x>(fp4_order_bf16x());
+  }
+  return {};
+}
+
+}  // namespace minimax::cpu_linear_detail

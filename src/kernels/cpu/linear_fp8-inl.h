@@ -1,0 +1,63 @@
+// e4m3fn decoding shared by the FP8 kernels and the NVFP4 scale decoding: two vpermt2b lookups
+// give the low and high bytes of each code's bf16 value (exact for every code, NaN included).
+#pragma once
+
+#include <cstring>
+
+#include "kernels/cpu/linear_avx512-inl.h"
+
+namespace minimax::cpu_linear_detail {
+namespace {
+
+inline float load_f32(const void* base, int64_t index) {
+  float v;
+  std::memcpy(&v, static_cast<const uint8_t*>(base) + 4 * index, 4);
+  return v;
+}
+
+// The 128-entry tables in four registers.
+struct E4m3Tables512 {
+  __m512i lo0, lo1, hi0, hi1;
+  MINIMAX_AVX512 E4m3Tables512() {
+    const DecodeTables& t = decode_tables();
+    lo0 = _mm512_load_si512(t.e4m3_bf16_lo);
+    lo1 = _mm512_load_si512(t.e4m3_bf16_lo + 64);
+    hi0 = _mm512_load_si512(t.e4m3_bf16_hi);
+    hi1 = _mm512_load_si512(t.e4m3_bf16_hi + 64);
+  }
+  // 64 codes -> bf16 pairs: pairs[s] lane L holds codes 16L + 8s + (0..7), in order.
+  MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void pairs(__m512i codes, __m512i* out) const {
+    const __m512i lo = _mm512_permutex2var_epi8(lo0, codes, lo1);  // index bit 7 (sign) ignored
+    __m512i hi = _mm512_permutex2var_epi8(hi0, codes, hi1);
+    hi = _mm512_ternarylogic_epi32(hi, codes, _mm512_set1_epi8(char(0x80)), 0xF8);  // hi | sign
+    out[0] = _mm512_unpacklo_epi8(lo, hi);
+    out[1] = _mm512_unpackhi_epi8(lo, hi);
+  }
+  // f32 bits of the code in byte 3 of each dword of `spread` (the same code also in byte 2; other
+  // bytes are ignored).
+  MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE __m512 dword_values(__m512i spread) const {
+    const __m512i lo = _mm512_maskz_permutex2var_epi8(0x4444444444444444ull, lo0, spread, lo1);
+    const __m512i hi = _mm512_maskz_permutex2var_epi8(0x8888888888888888ull, hi0, spread, hi1);
+    const __m512i sign = _mm512_and_si512(spread, _mm512_set1_epi32(int32_t(0x80000000u)));
+    return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(lo, hi, sign, 0xFE));  // lo | hi | sign
+  }
+};
+
+// Where each scale of an FP8 row comes from: the row's own (channel) or its tile's (block).
+struct Fp8Scales {
+  const void* scales;
+  int64_t scale_cols;  // tiles per tile row (block)
+  int block_rows, block_cols;
+  explicit Fp8Scales(const WeightView& w)
+      : scales(w.scales),
+        scale_cols((w.cols + w.block_cols - 1) / w.block_cols),
+        block_rows(w.block_rows),
+        block_cols(w.block_cols) {}
+  float tile(int64_t row, int64_t col) const {
+    return load_f32(scales, row / block_rows * scale_cols + col / block_cols);
+  }
+  float channel(int64_t row) const { return load_f32(scales, row); }
+};
+
+}  // namespace
+}  // namespace minimax::cpu_linear_detail

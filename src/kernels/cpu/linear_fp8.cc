@@ -1,0 +1,126 @@
+// e4m3fn weights with a scale per row (kFp8Channel) or per tile (kFp8Block), f32 activations.
+// AVX-512: two vpermt2b lookups turn 64 codes into the low and high bytes of their bf16 values
+// (exact for every code, NaN included), unpacking interleaves them into bf16 pairs, and a shift or
+// a mask makes f32 of each half. AVX2: a code shifted into an f16 bit pattern is the value times
+// 2^-8 for every code (subnormals included), vcvtph2ps converts, the 2^8 goes into the scale.
+#define MINIMAX_AVX512_TARGET "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,fma,f16c,bmi,bmi2"
+#include <array>
+#include <cstring>
+
+#include "kernels/cpu/linear_avx2-inl.h"
+#include "kernels/cpu/linear_avx512-inl.h"
+#include "kernels/cpu/linear_fp8-inl.h"
+
+namespace minimax::cpu_linear_detail {
+namespace {
+
+// Position p of a 64-column chunk reads column 16L + 8s + 2d + q, where p = 16(2s + q) + 4L + d:
+// vector 2s + q holds the even (q = 0) or odd (q = 1) halves of the bf16 pairs of the low (s = 0)
+// or high (s = 1) unpack, whose 128-bit lane L covers codes 16L + 8s + (0..7).
+inline const uint16_t* avx512_order() {
+  static const auto order = [] {
+    std::array<uint16_t, 64> o{};
+    for (int s = 0; s < 2; ++s)
+      for (int q = 0; q < 2; ++q)
+        for (int lane = 0; lane < 4; ++lane)
+          for (int d = 0; d < 4; ++d)
+            o[16 * (2 * s + q) + 4 * lane + d] =
+                static_cast<uint16_t>(16 * lane + 8 * s + 2 * d + q);
+    return o;
+  }();
+  return order.data();
+}
+
+template <bool kBlock>
+struct Fp8Avx512 {
+  static constexpr int kChunkCols = 64, kVectors = 4, kGroups = kBlock ? 1 : 0;
+  static constexpr bool kBf16X = false;
+  using Vec = __m512;
+  const uint8_t* data;
+  int64_t cols;
+  Fp8Scales scales;
+  E4m3Tables512 tables;
+
+  MINIMAX_AVX512 explicit Fp8Avx512(const WeightView& w) : data(w.data), cols(w.cols), scales(w) {}
+  template <bool kTail>
+  MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
+                                                 __m512* w) const {
+    const uint8_t* p = data + row * cols + c * 64;
+    const __m512i codes =
+        kTail ? _mm512_maskz_loadu_epi8(first_bytes(valid), p) : _mm512_loadu_si512(p);
+    __m512i pairs[2];
+    tables.pairs(codes, pairs);
+    const __m512i high_half = _mm512_set1_epi32(int32_t(0xFFFF0000u));
+    w[0] = _mm512_castsi512_ps(_mm512_slli_epi32(pairs[0], 16));
+    w[1] = _mm512_castsi512_ps(_mm512_and_si512(pairs[0], high_half));
+    w[2] = _mm512_castsi512_ps(_mm512_slli_epi32(pairs[1], 16));
+    w[3] = _mm512_castsi512_ps(_mm512_and_si512(pairs[1], high_half));
+  }
+  static constexpr int group(int) { return 0; }
+  template <bool kTail>
+  MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void chunk_scales(int64_t row, int64_t c, int,
+                                                         __m512* s) const {
+    s[0] = _mm512_set1_ps(scales.tile(row, c * kChunkCols));
+  }
+  float row_scale(int64_t row) const { return kBlock ? 1.0f : scales.channel(row); }
+};
+
+template <bool kBlock>
+struct Fp8Avx2 {
+  static constexpr int kChunkCols = 16, kVectors = 2, kGroups = kBlock ? 1 : 0;
+  static constexpr float kF16Bias = 256.0f;  // f16 pattern value = e4m3 value · 2^-8
+  const uint8_t* data;
+  int64_t cols;
+  Fp8Scales scales;
+
+  MINIMAX_AVX2 explicit Fp8Avx2(const WeightView& w) : data(w.data), cols(w.cols), scales(w) {}
+  template <bool kTail>
+  MINIMAX_AVX2 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid, __m256* w) const {
+    const uint8_t* p = data + row * cols + c * 16;
+    __m128i raw;
+    if constexpr (kTail) {
+      const TailBuffer<16> tail(p, valid);
+      raw = _mm_load_si128(reinterpret_cast<const __m128i*>(tail.bytes));
+    } else {
+      raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    }
+    // S.EEEE.MMM -> S.0EEEE.MMM0000000 (f16, exponent bias 15 instead of 7).
+    const __m256i code16 = _mm256_cvtepu8_epi16(raw);
+    __m256i h = _mm256_and_si256(_mm256_srai_epi16(_mm256_slli_epi16(code16, 8), 1),
+                                 _mm256_set1_epi16(int16_t(0xBFFF)));
+    // The NaN codes S.1111.111 land on a finite f16 (0x3F80); set the exponent to all ones.
+    const __m256i nan = _mm256_cmpeq_epi16(_mm256_and_si256(h, _mm256_set1_epi16(0x7FFF)),
+                                           _mm256_set1_epi16(0x3F80));
+    h = _mm256_or_si256(h, _mm256_and_si256(nan, _mm256_set1_epi16(0x7E00)));
+    w[0] = _mm256_cvtph_ps(_mm256_castsi256_si128(h));
+    w[1] = _mm256_cvtph_ps(_mm256_extracti128_si256(h, 1));
+  }
+  static constexpr int group(int) { return 0; }
+  template <bool kTail>
+  MINIMAX_AVX2 MINIMAX_ALWAYS_INLINE void chunk_scales(int64_t row, int64_t c, int,
+                                                       __m256* s) const {
+    s[0] = _mm256_set1_ps(scales.tile(row, c * kChunkCols) * kF16Bias);
+  }
+  float row_scale(int64_t row) const { return kBlock ? 1.0f : scales.channel(row) * kF16Bias; }
+};
+
+}  // namespace
+
+RowKernel fp8_kernel(CpuIsa isa, const WeightView& w) {
+  const bool block = w.format == WeightFormat::kFp8Block;
+  RowKernel k;
+  if (isa == CpuIsa::kAvx512) {
+    // A chunk must not straddle two tiles; the published tile is 128 columns.
+    if (block && w.block_cols % Fp8Avx512<true>::kChunkCols != 0) return k;
+    k.run = block ? rows512<Fp8Avx512<true>> : rows512<Fp8Avx512<false>>;
+    k.chunk_cols = 64;
+    k.order = avx512_order();
+  } else if (isa == CpuIsa::kAvx2) {
+    if (block && w.block_cols % Fp8Avx2<true>::kChunkCols != 0) return k;
+    k.run = block ? rows256<Fp8Avx2<true>> : rows256<Fp8Avx2<false>>;
+    k.chunk_cols = 16;
+  }
+  return k;
+}
+
+}  // namespace minimax::cpu_linear_detail

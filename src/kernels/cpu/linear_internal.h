@@ -1,0 +1,66 @@
+// What the CPU linear dispatcher (linear.cc) and the per-format kernels (linear_<format>.cc) share:
+// the job description and the kernel descriptor each format file hands out per ISA level.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cpu/cpu_features.h"
+#include "kernels/weight_view.h"
+
+namespace minimax::cpu_linear_detail {
+
+// One call of cpu_linear, read by every thread.
+struct LinearJob {
+  const WeightView* w = nullptr;
+  // Activations prepared by the dispatcher in the kernel's column order (RowKernel::order), each
+  // token row zero-padded to a whole number of chunks: f32, or bf16 bits when RowKernel::bf16_x.
+  const void* x = nullptr;
+  int64_t x_stride = 0;  // elements per prepared token row
+  int64_t tokens = 0;
+  // Tokens that share one pass over a weight row: their prepared rows stay in L2 while each weight
+  // row is read once for all of them. Larger batches are processed block by block.
+  int64_t token_block = 0;
+  float* y = nullptr;  // [tokens, rows]
+};
+
+// Computes y for rows [row_begin, row_end) and every token of the job.
+using RowRangeFn = void (*)(const LinearJob& job, int64_t row_begin, int64_t row_end);
+
+struct RowKernel {
+  RowRangeFn run = nullptr;  // null: this format has no kernel at this level for this view
+  int chunk_cols = 1;        // columns decoded per step; x rows are padded to a multiple of it
+  // order[p] = the column (within a chunk) whose activation the kernel reads at position p, the
+  // order the SIMD decode leaves weights in; null = natural order.
+  const uint16_t* order = nullptr;
+  bool bf16_x = false;  // activations as bf16 bits (vdpbf16ps kernels)
+};
+
+// The f32-activation kernel of each format at `isa` (kAvx2 / kAvx512); run is null where the level
+// has none for this view (the caller then uses the scalar kernel).
+RowKernel f32_kernel(CpuIsa isa);
+RowKernel bf16_kernel(CpuIsa isa);
+RowKernel fp8_kernel(CpuIsa isa, const WeightView& w);
+RowKernel mxfp4_kernel(CpuIsa isa);
+RowKernel nvfp4_kernel(CpuIsa isa);
+// The bf16-activation (vdpbf16ps) kernel for `w`, AVX-512 + AVX512_BF16 only; run is null for
+// formats without one (f32 weights) or views it cannot take.
+RowKernel bf16x_kernel(const WeightView& w);
+// Portable kernel for every format and shape (f32 activations, natural order).
+RowKernel scalar_kernel();
+
+// Lookup tables shared by the decoders, built once from the scalar reference codecs of formats/.
+struct DecodeTables {
+  // e4m3fn code & 0x7F -> low / high byte of its bf16 bits (every e4m3fn value, subnormals and
+  // the NaN code included, is exactly a bf16; the sign is bit 7 of the code and of the high byte).
+  alignas(64) uint8_t e4m3_bf16_lo[128];
+  alignas(64) uint8_t e4m3_bf16_hi[128];
+  alignas(64) float e4m3[256];  // e4m3fn code -> value
+  alignas(64) float e8m0[256];  // e8m0 code -> 2^(code-127); 0xFF -> NaN
+  alignas(64) float e2m1[16];   // e2m1 nibble -> value
+  // e2m1 nibble -> low / high byte of its bf16 bits (sign included)
+  alignas(16) uint8_t e2m1_bf16_lo[16];
+  alignas(16) uint8_t e2m1_bf16_hi[16];
+};
+const DecodeTables& decode_tables();
+
+}  // namespace minimax::cpu_linear_detail

@@ -1,0 +1,556 @@
+// Tests of cpu_linear (kernels/cpu/linear.h): every weight format on every ISA path this CPU runs
+// (the others skip), odd shapes, 1-16 tokens, misaligned pointers, one and two threads, and real
+// layer shapes of M2 and M3, against a float64 product of the weight as the scalar reference
+// decoders of formats/ decode it. Bound: |y - y_ref| <= ((cols/8 + 32)·2^-24 + a)·Σ|x|·|w|, with
+// a = 0 for f32 activations and a = 2^-8 for bf16 activations (x rounded to bf16, ≤ 2^-9 each).
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "formats/float_formats.h"
+#include "kernels/backend.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "kernels/cpu/linear.h"
+
+namespace minimax {
+namespace {
+
+// ---- Random weights in every stored format, and their exact values ----------------------------
+
+struct Weight {
+  std::vector<uint8_t> data_bytes, scale_bytes;  // one spare leading byte: views start misaligned
+  WeightView view;
+};
+
+struct Tables {  // from the reference decoders of formats/
+  std::array<double, 256> e4m3{}, e8m0{};
+  std::array<double, 16> e2m1{};
+  Tables() {
+    for (int c = 0; c < 256; ++c) {
+      e4m3[c] = fp8_to_f64(static_cast<uint8_t>(c), Fp8Format::kE4M3FN);
+      e8m0[c] = e8m0_to_f64(static_cast<uint8_t>(c));
+      if (c < 16) e2m1[c] = e2m1_to_f64(static_cast<uint8_t>(c));
+    }
+  }
+};
+const Tables& tables() {
+  static const Tables t;
+  return t;
+}
+
+void put_f32(std::vector<uint8_t>& bytes, int64_t index, float v) {
+  std::memcpy(bytes.data() + 1 + 4 * index, &v, 4);
+}
+float get_f32(const void* base, int64_t index) {
+  float v;
+  std::memcpy(&v, static_cast<const uint8_t*>(base) + 4 * index, 4);
+  return v;
+}
+
+Weight random_weight(WeightFormat format, int64_t rows, int64_t cols, uint32_t seed,
+                     int block_rows = 128, int block_cols = 128) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::uniform_int_distribution<int> byte(0, 255);
+  Weight w;
+  WeightView& v = w.view;
+  v.format = format;
+  v.rows = rows;
+  v.cols = cols;
+  auto fp8_code = [&] {  // any code but the two NaNs
+    int c;
+    do c = byte(rng);
+    while ((c & 0x7F) == 0x7F);
+    return static_cast<uint8_t>(c);
+  };
+  switch (format) {
+    case WeightFormat::kF32:
+      w.data_bytes.resize(1 + rows * cols * 4);
+      for (int64_t i = 0; i < rows * cols; ++i) put_f32(w.data_bytes, i, normal(rng));
+      break;
+    case WeightFormat::kBF16:
+      w.data_bytes.resize(1 + rows * cols * 2);
+      for (int64_t i = 0; i < rows * cols; ++i) {
+        const uint16_t b = f32_to_bf16(normal(rng));
+        std::memcpy(w.data_bytes.data() + 1 + 2 * i, &b, 2);
+      }
+      break;
+    case WeightFormat::kFp8Block:
+    case WeightFormat::kFp8Channel: {
+      w.data_bytes.resize(1 + rows * cols);
+      for (int64_t i = 0; i < rows * cols; ++i) w.data_bytes[1 + i] = fp8_code();
+      v.block_rows = block_rows;
+      v.block_cols = block_cols;
+      const int64_t n =
+          format == WeightFormat::kFp8Channel
+              ? rows
+              : ((rows + block_rows - 1) / block_rows) * ((cols + block_cols - 1) / block_cols);
+      w.scale_bytes.resize(1 + 4 * n);
+      std::uniform_real_distribution<float> scale(0.0005f, 0.02f);
+      for (int64_t i = 0; i < n; ++i) put_f32(w.scale_bytes, i, scale(rng));
+      break;
+    }
+    case WeightFormat::kMxfp4: {
+      w.data_bytes.resize(1 + rows * cols / 2);
+      for (size_t i = 1; i < w.data_bytes.size(); ++i) w.data_bytes[i] = byte(rng);
+      w.scale_bytes.resize(1 + rows * cols / 32);
+      std::uniform_int_distribution<int> exponent(115, 135);
+      for (size_t i = 1; i < w.scale_bytes.size(); ++i) w.scale_bytes[i] = exponent(rng);
+      break;
+    }
+    case WeightFormat::kNvfp4: {
+      w.data_bytes.resize(1 + rows * cols / 2);
+      for (size_t i = 1; i < w.data_bytes.size(); ++i) w.data_bytes[i] = byte(rng);
+      w.scale_bytes.resize(1 + rows * cols / 16);
+      for (size_t i = 1; i < w.scale_bytes.size(); ++i) w.scale_bytes[i] = fp8_code();
+      v.global_scale = 0.00137f;
+      break;
+    }
+  }
+  v.data = w.data_bytes.data() + 1;
+  v.scales = w.scale_bytes.empty() ? nullptr : w.scale_bytes.data() + 1;
+  return w;
+}
+
+// Row `r` of the weight in float64, exactly.
+void decode_row(const WeightView& w, int64_t r, std::vector<double>& out) {
+  const Tables& t = tables();
+  const int64_t n = w.cols;
+  out.resize(n);
+  const uint8_t* scales = static_cast<const uint8_t*>(w.scales);
+  switch (w.format) {
+    case WeightFormat::kF32:
+      for (int64_t c = 0; c < n; ++c) out[c] = get_f32(w.data, r * n + c);
+      return;
+    case WeightFormat::kBF16:
+      for (int64_t c = 0; c < n; ++c) {
+        uint16_t b;
+        std::memcpy(&b, w.data + 2 * (r * n + c), 2);
+        out[c] = bf16_to_f32(b);
+      }
+      return;
+    case WeightFormat::kFp8Channel:
+      for (int64_t c = 0; c < n; ++c) out[c] = t.e4m3[w.data[r * n + c]] * get_f32(w.scales, r);
+      return;
+    case WeightFormat::kFp8Block: {
+      const int64_t tiles_per_row = (n + w.block_cols - 1) / w.block_cols;
+      for (int64_t c = 0; c < n; ++c)
+        out[c] = t.e4m3[w.data[r * n + c]] *
+                 get_f32(w.scales, r / w.block_rows * tiles_per_row + c / w.block_cols);
+      return;
+    }
+    case WeightFormat::kMxfp4:
+      for (int64_t c = 0; c < n; ++c) {
+        const uint8_t byte = w.data[(r * n + c) / 2];
+        out[c] = t.e2m1[c % 2 == 0 ? byte & 0x0F : byte >> 4] * t.e8m0[scales[(r * n + c) / 32]];
+      }
+      return;
+    case WeightFormat::kNvfp4:
+      for (int64_t c = 0; c < n; ++c) {
+        const uint8_t byte = w.data[(r * n + c) / 2];
+        out[c] = t.e2m1[c % 2 == 0 ? byte & 0x0F : byte >> 4] * t.e4m3[scales[(r * n + c) / 16]] *
+                 static_cast<double>(w.global_scale);
+      }
+      return;
+  }
+}
+
+struct Reference {
+  std::vector<double> y, magnitude;  // Σ w·x and Σ |w|·|x|, [tokens, rows]
+};
+
+Reference reference(const WeightView& w, const float* x, int64_t tokens) {
+  Reference ref;
+  ref.y.assign(tokens * w.rows, 0.0);
+  ref.magnitude.assign(tokens * w.rows, 0.0);
+  std::vector<double> row;
+  for (int64_t r = 0; r < w.rows; ++r) {
+    decode_row(w, r, row);
+    for (int64_t t = 0; t < tokens; ++t) {
+      double sum = 0, mag = 0;
+      for (int64_t c = 0; c < w.cols; ++c) {
+        const double xv = x[t * w.cols + c];
+        sum += row[c] * xv;
+        mag += std::fabs(row[c] * xv);
+      }
+      ref.y[t * w.rows + r] = sum;
+      ref.magnitude[t * w.rows + r] = mag;
+    }
+  }
+  return ref;
+}
+
+// Activations at a misaligned address (one float past a 64-byte boundary at best).
+struct Activations {
+  std::vector<float> storage;
+  float* data() { return storage.data() + 1; }
+};
+Activations random_activations(int64_t tokens, int64_t cols, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  Activations a;
+  a.storage.resize(1 + tokens * cols);
+  for (auto& v : a.storage) v = normal(rng);
+  return a;
+}
+std::vector<float> rounded_to_bf16(const float* x, int64_t n) {
+  std::vector<float> out(n);
+  for (int64_t i = 0; i < n; ++i) out[i] = bf16_to_f32(f32_to_bf16(x[i]));
+  return out;
+}
+
+// ---- The paths --------------------------------------------------------------------------------
+
+struct Path {
+  CpuIsa isa;
+  ActivationPrecision activations;
+};
+std::string path_name(const Path& p) {
+  return std::string(cpu_isa_name(p.isa)) +
+         (p.activations == ActivationPrecision::kBF16 ? "_bf16x" : "_f32x");
+}
+const Path kPaths[] = {{CpuIsa::kScalar, ActivationPrecision::kF32},
+                       {CpuIsa::kAvx2, ActivationPrecision::kF32},
+                       {CpuIsa::kAvx512, ActivationPrecision::kF32},
+                       {CpuIsa::kAvx512, ActivationPrecision::kBF16}};
+
+// Empty when this CPU runs the path, else why not.
+std::string unsupported(const Path& p) {
+  if (!cpu_supports(p.isa))
+    return "this CPU lacks " + std::string(cpu_isa_name(p.isa)) +
+           (p.isa == CpuIsa::kAvx512 ? " (F, BW, VL, DQ and VBMI)" : " (AVX2, FMA and F16C)");
+  if (p.activations == ActivationPrecision::kBF16 && !cpu_features().avx512_bf16)
+    return "this CPU lacks AVX512_BF16 (vdpbf16ps)";
+  return "";
+}
+
+// Whether the path multiplies bf16-rounded activations: bf16 paths do, except for f32 weights and
+// FP8 tiles a 64-column chunk would straddle (those take the f32-activation kernels).
+bool bf16_kernel_exists(const Path& p, const WeightView& w) {
+  if (p.activations != ActivationPrecision::kBF16 || w.format == WeightFormat::kF32) return false;
+  return w.format != WeightFormat::kFp8Block || w.block_cols % 64 == 0;
+}
+
+// The reference for a path: of x, or of x rounded to bf16 for bf16 paths (their only extra error is
+// that rounding, so the f32 bound then applies).
+struct Case {
+  const WeightView* w;
+  const float* x;
+  int64_t tokens;
+  Reference exact, bf16x;  // bf16x computed only when asked for
+};
+
+Case make_case(const WeightView& w, const float* x, int64_t tokens, bool with_bf16x) {
+  Case c{&w, x, tokens, reference(w, x, tokens), {}};
+  if (with_bf16x && w.format != WeightFormat::kF32) {
+    const std::vector<float> xr = rounded_to_bf16(x, tokens * w.cols);
+    c.bf16x = reference(w, xr.data(), tokens);
+  }
+  return c;
+}
+
+// Runs the path with 1 and 2 threads (the 2-thread call must give the same bits) and checks the
+// bound.
+void check_path(const Path& path, const Case& c, const std::string& what) {
+  const WeightView& w = *c.w;
+  const bool bf16x = bf16_kernel_exists(path, w);
+  const Reference& ref = bf16x ? c.bf16x : c.exact;
+  ASSERT_EQ(ref.y.size(), static_cast<size_t>(c.tokens * w.rows));
+  static ThreadPool one(1), two(2);
+  CpuLinearOptions options;
+  options.isa = path.isa;
+  options.activations = path.activations;
+  options.min_bytes_per_thread = 0;
+  std::vector<float> y1(c.tokens * w.rows, -1.0f), y2(c.tokens * w.rows, -2.0f);
+  cpu_linear(w, c.x, c.tokens, y1.data(), one, options);
+  cpu_linear(w, c.x, c.tokens, y2.data(), two, options);
+  const double u = 0x1p-24;
+  for (int64_t i = 0; i < c.tokens * w.rows; ++i) {
+    const double bound = (static_cast<double>(w.cols) / 8 + 32) * u * ref.magnitude[i] + 1e-30;
+    const double err = std::fabs(static_cast<double>(y1[i]) - ref.y[i]);
+    ASSERT_LE(err, bound) << what << " " << path_name(path) << " token " << i / w.rows << " row "
+                          << i % w.rows << ": got " << y1[i] << ", want " << ref.y[i];
+    ASSERT_EQ(std::memcmp(&y1[i], &y2[i], 4), 0)
+        << what << " " << path_name(path) << ": 2 threads give " << y2[i] << ", 1 thread " << y1[i]
+        << " at " << i;
+  }
+}
+
+void check_path(const Path& path, const WeightView& w, const float* x, int64_t tokens,
+                const std::string& what) {
+  check_path(path, make_case(w, x, tokens, bf16_kernel_exists(path, w)), what);
+}
+
+std::string format_name(WeightFormat f) {
+  switch (f) {
+    case WeightFormat::kF32:
+      return "f32";
+    case WeightFormat::kBF16:
+      return "bf16";
+    case WeightFormat::kFp8Block:
+      return "fp8block";
+    case WeightFormat::kFp8Channel:
+      return "fp8channel";
+    case WeightFormat::kMxfp4:
+      return "mxfp4";
+    case WeightFormat::kNvfp4:
+      return "nvfp4";
+  }
+  return "?";
+}
+
+// ---- Odd shapes × tokens × threads, every format on every path --------------------------------
+
+class CpuLinearShapes : public ::testing::TestWithParam<std::tuple<WeightFormat, Path>> {};
+
+TEST_P(CpuLinearShapes, MatchFloat64Reference) {
+  const auto [format, path] = GetParam();
+  if (const std::string why = unsupported(path); !why.empty()) GTEST_SKIP() << why;
+  // Widths: any for f32/bf16/FP8 (not multiples of any vector width, below and above one chunk),
+  // whole blocks for the FP4 formats, with partial last chunks.
+  std::vector<int64_t> widths;
+  switch (format) {
+    case WeightFormat::kMxfp4:
+      widths = {32, 96, 128, 160, 288, 416};
+      break;
+    case WeightFormat::kNvfp4:
+      widths = {16, 48, 128, 144, 272};
+      break;
+    default:
+      widths = {1, 7, 16, 33, 64, 65, 130, 257};
+  }
+  const int64_t heights[] = {1, 5, 33, 40};
+  uint32_t seed = 1;
+  for (int64_t cols : widths) {
+    for (int64_t rows : heights) {
+      const Weight w = random_weight(format, rows, cols, seed++, 32, 64);
+      for (int64_t tokens : {1, 2, 3, 7, 16}) {
+        Activations x = random_activations(tokens, cols, seed++);
+        check_path(path, w.view, x.data(), tokens,
+                   format_name(format) + " [" + std::to_string(rows) + ", " + std::to_string(cols) +
+                       "] × " + std::to_string(tokens) + " tokens");
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
+std::string shapes_name(const ::testing::TestParamInfo<std::tuple<WeightFormat, Path>>& info) {
+  return format_name(std::get<0>(info.param)) + "_" + path_name(std::get<1>(info.param));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    AllFormatsAllPaths, CpuLinearShapes,
+    ::testing::Combine(::testing::Values(WeightFormat::kF32, WeightFormat::kBF16,
+                                         WeightFormat::kFp8Block, WeightFormat::kFp8Channel,
+                                         WeightFormat::kMxfp4, WeightFormat::kNvfp4),
+                       ::testing::ValuesIn(kPaths)),
+    shapes_name);
+
+// ---- Paths with one parameter -----------------------------------------------------------------
+
+class CpuLinearPath : public ::testing::TestWithParam<Path> {
+ protected:
+  void SetUp() override {
+    if (const std::string why = unsupported(GetParam()); !why.empty()) GTEST_SKIP() << why;
+  }
+};
+
+std::string path_param_name(const ::testing::TestParamInfo<Path>& info) {
+  return path_name(info.param);
+}
+
+// Real projection shapes: M2 (hidden 3072: q 6144, kv 1024, expert 1536) in block FP8, M3 (hidden
+// 6144: q 8192, expert 3072) in NVFP4 and MXFP4.
+// The weights, activations and references are built once and shared by the paths.
+struct RealShapes {
+  struct Shape {
+    const char* name;
+    WeightFormat format;
+    int64_t rows, cols, tokens;
+  };
+  static constexpr Shape kShapes[] = {
+      {"M2 q_proj", WeightFormat::kFp8Block, 6144, 3072, 2},
+      {"M2 k_proj", WeightFormat::kFp8Block, 1024, 3072, 3},
+      {"M2 expert w1", WeightFormat::kFp8Block, 1536, 3072, 1},
+      {"M2 expert w2", WeightFormat::kFp8Block, 3072, 1536, 7},
+      {"M3 q_proj", WeightFormat::kNvfp4, 8192, 6144, 1},
+      {"M3 expert w3", WeightFormat::kMxfp4, 3072, 6144, 2},
+      {"M3 expert w2", WeightFormat::kMxfp4, 6144, 3072, 1},
+  };
+  std::vector<Weight> weights;
+  std::vector<Activations> activations;
+  std::vector<Case> cases;
+  RealShapes() {
+    const bool bf16x = cpu_features().avx512_bf16;
+    uint32_t seed = 100;
+    weights.reserve(std::size(kShapes));
+    activations.reserve(std::size(kShapes));
+    for (const Shape& s : kShapes) {
+      weights.push_back(random_weight(s.format, s.rows, s.cols, seed++));
+      activations.push_back(random_activations(s.tokens, s.cols, seed++));
+      cases.push_back(make_case(weights.back().view, activations.back().data(), s.tokens, bf16x));
+    }
+  }
+  static const RealShapes& get() {
+    static const RealShapes shapes;
+    return shapes;
+  }
+};
+
+// Real projection shapes: M2 (hidden 3072: q 6144, kv 1024, expert 1536) in block FP8, M3 (hidden
+// 6144: q 8192, expert 3072) in NVFP4 and MXFP4.
+TEST_P(CpuLinearPath, RealLayerShapes) {
+  const RealShapes& shapes = RealShapes::get();
+  for (size_t i = 0; i < shapes.cases.size(); ++i) {
+    check_path(GetParam(), shapes.cases[i], RealShapes::kShapes[i].name);
+    if (HasFatalFailure()) return;
+  }
+}
+
+// Tiles that a 64-column chunk straddles (block_cols 48) and tall thin tiles.
+TEST_P(CpuLinearPath, Fp8BlockTiles) {
+  uint32_t seed = 200;
+  for (auto [br, bc] : {std::pair{48, 48}, std::pair{1, 128}, std::pair{128, 16}}) {
+    const Weight w = random_weight(WeightFormat::kFp8Block, 70, 200, seed++, br, bc);
+    Activations x = random_activations(3, 200, seed++);
+    check_path(GetParam(), w.view, x.data(), 3,
+               "fp8 tile " + std::to_string(br) + "x" + std::to_string(bc));
+    if (HasFatalFailure()) return;
+  }
+}
+
+// More tokens than share one pass over the weight (the token blocks of linear.cc).
+TEST_P(CpuLinearPath, ManyTokens) {
+  const Weight w = random_weight(WeightFormat::kFp8Channel, 20, 6000, 300);
+  Activations x = random_activations(40, 6000, 301);
+  check_path(GetParam(), w.view, x.data(), 40, "fp8 [20, 6000] × 40 tokens");
+}
+
+// NaN codes make their row's outputs NaN on every path, as the reference decoders say; e8m0 code 0
+// is 2^-127 (not 0).
+TEST_P(CpuLinearPath, NanCodesAndExtremeScales) {
+  const Path path = GetParam();
+  CpuLinearOptions options;
+  options.isa = path.isa;
+  options.activations = path.activations;
+  ThreadPool pool(1);
+  std::vector<float> x(256, 1.0f), y(4);
+
+  Weight fp8 = random_weight(WeightFormat::kFp8Channel, 4, 256, 400);
+  fp8.data_bytes[1 + 1 * 256 + 200] = 0x7F;
+  fp8.data_bytes[1 + 3 * 256 + 5] = 0xFF;
+  cpu_linear(fp8.view, x.data(), 1, y.data(), pool, options);
+  EXPECT_FALSE(std::isnan(y[0]));
+  EXPECT_TRUE(std::isnan(y[1])) << "e4m3fn 0x7F";
+  EXPECT_FALSE(std::isnan(y[2]));
+  EXPECT_TRUE(std::isnan(y[3])) << "e4m3fn 0xFF";
+
+  Weight nv = random_weight(WeightFormat::kNvfp4, 4, 256, 401);
+  nv.scale_bytes[1 + 2 * 16 + 9] = 0x7F;  // row 2, block 9
+  cpu_linear(nv.view, x.data(), 1, y.data(), pool, options);
+  EXPECT_TRUE(std::isnan(y[2])) << "nvfp4 scale 0x7F";
+  EXPECT_FALSE(std::isnan(y[1]));
+
+  Weight mx = random_weight(WeightFormat::kMxfp4, 4, 256, 402);
+  mx.scale_bytes[1 + 0 * 8 + 3] = 0xFF;                                 // row 0, block 3
+  for (int b = 0; b < 8; ++b) mx.scale_bytes[1 + 1 * 8 + b] = 0x00;     // row 1 all 2^-127
+  for (int i = 0; i < 128; ++i) mx.data_bytes[1 + 1 * 128 + i] = 0x66;  // every element 4
+  cpu_linear(mx.view, x.data(), 1, y.data(), pool, options);
+  EXPECT_TRUE(std::isnan(y[0])) << "e8m0 0xFF";
+  EXPECT_EQ(y[1], static_cast<float>(256 * 4 * 0x1p-127)) << "e8m0 0x00";
+  EXPECT_FALSE(std::isnan(y[3]));
+}
+
+INSTANTIATE_TEST_SUITE_P(AllPaths, CpuLinearPath, ::testing::ValuesIn(kPaths), path_param_name);
+
+// ---- API ----------------------------------------------------------------------------------------
+
+TEST(CpuLinear, DefaultEntryPointsAgreeWithExplicitDefaultIsa) {
+  const Weight w = random_weight(WeightFormat::kBF16, 37, 333, 500);
+  Activations x = random_activations(3, 333, 501);
+  ThreadPool pool(2);
+  std::vector<float> a(3 * 37), b(3 * 37), c(3 * 37);
+  cpu_linear(w.view, x.data(), 3, a.data(), pool);
+  CpuLinearOptions options;
+  options.isa = default_cpu_isa();
+  cpu_linear(w.view, x.data(), 3, b.data(), pool, options);
+  cpu_linear_op(w.view, x.data(), 3, c.data(), nullptr);
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a, c);
+}
+
+TEST(CpuLinear, BackendTableUsesIt) {
+  EXPECT_TRUE(cpu_backend_available());
+  EXPECT_EQ(cpu_kernel_ops().linear, &cpu_linear_op);
+  EXPECT_EQ(kernel_ops(BackendKind::kCpu).linear, &cpu_linear_op);
+}
+
+TEST(CpuLinear, FeaturesAreConsistent) {
+  const CpuFeatures& f = cpu_features();
+  EXPECT_TRUE(!f.avx512 || f.avx2);
+  EXPECT_TRUE(!f.avx512_bf16 || f.avx512);
+  EXPECT_TRUE(cpu_supports(default_cpu_isa()));
+  EXPECT_EQ(parse_cpu_isa("avx2", "test"), CpuIsa::kAvx2);
+  EXPECT_THROW(parse_cpu_isa("sse9", "test"), Error);
+}
+
+void expect_error(const WeightView& w, const float* x, int64_t tokens, float* y,
+                  const std::string& needle, CpuIsa isa = CpuIsa::kScalar) {
+  ThreadPool pool(1);
+  CpuLinearOptions options;
+  options.isa = isa;
+  try {
+    cpu_linear(w, x, tokens, y, pool, options);
+    ADD_FAILURE() << "no error, expected one mentioning '" << needle << "'";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+  }
+}
+
+TEST(CpuLinear, RejectsUnusableViews) {
+  std::vector<float> x(64, 1.0f), y(64);
+  Weight mx = random_weight(WeightFormat::kMxfp4, 2, 64, 600);
+  WeightView bad = mx.view;
+  bad.cols = 48;
+  expect_error(bad, x.data(), 1, y.data(), "mxfp4 input width 48");
+  Weight nv = random_weight(WeightFormat::kNvfp4, 2, 32, 601);
+  bad = nv.view;
+  bad.cols = 24;
+  expect_error(bad, x.data(), 1, y.data(), "nvfp4 input width 24");
+  bad = nv.view;
+  bad.scales = nullptr;
+  expect_error(bad, x.data(), 1, y.data(), "no scales");
+  Weight fp8 = random_weight(WeightFormat::kFp8Block, 2, 32, 602);
+  bad = fp8.view;
+  bad.block_cols = 0;
+  expect_error(bad, x.data(), 1, y.data(), "tile 128x0");
+  bad = fp8.view;
+  bad.data = nullptr;
+  expect_error(bad, x.data(), 1, y.data(), "no data");
+  bad = fp8.view;
+  bad.rows = 0;
+  expect_error(bad, x.data(), 1, y.data(), "not positive");
+  expect_error(fp8.view, x.data(), -1, y.data(), "tokens = -1");
+  expect_error(fp8.view, nullptr, 1, y.data(), "x of 1 tokens is null");
+  for (CpuIsa isa : {CpuIsa::kAvx2, CpuIsa::kAvx512})
+    if (!cpu_supports(isa)) expect_error(fp8.view, x.data(), 1, y.data(), "options.isa", isa);
+}
+
+TEST(CpuLinear, ZeroTokensWritesNothing) {
+  const Weight w = random_weight(WeightFormat::kF32, 3, 5, 700);
+  ThreadPool pool(1);
+  float y = 42.0f;
+  cpu_linear(w.view, nullptr, 0, &y, pool);
+  EXPECT_EQ(y, 42.0f);
+}
+
+}  // namespace
+}  // namespace minimax
