@@ -1,0 +1,89 @@
+// `minimax logits --model DIR (--tokens 1,2,3 | --prompt TEXT) --output FILE.npy
+// [--all-positions]`: float32 logits [positions, vocab] for parity checks against other
+// implementations (the last position only, unless --all-positions).
+#include <cstdio>
+#include <sstream>
+
+#include "base/error.h"
+#include "cli/commands.h"
+#include "model/model.h"
+#include "model/npy.h"
+#include "text/bpe_tokenizer.h"
+
+namespace minimax::cli {
+namespace {
+
+std::vector<int32_t> parse_token_list(const std::string& text) {
+  std::vector<int32_t> ids;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) {
+    size_t used = 0;
+    long value = -1;
+    try {
+      value = std::stol(item, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used == 0 || used != item.size() || value < 0 || value > INT32_MAX)
+      fail("--tokens: '{}' is not a token id (expected comma-separated non-negative integers)",
+           item);
+    ids.push_back(static_cast<int32_t>(value));
+  }
+  if (ids.empty()) fail("--tokens: no token ids given");
+  return ids;
+}
+
+}  // namespace
+
+void register_logits(CLI::App& app) {
+  auto* cmd = app.add_subcommand("logits", "Write the model's float32 logits as a .npy file");
+  struct Args {
+    std::string model, tokens, prompt, output, backend = "cpu", moe = "fast";
+    bool all_positions = false, emulate_act_quant = false, dense_attention = false;
+    size_t threads = 0;
+  };
+  auto args = std::make_shared<Args>();
+  cmd->add_option("--model", args->model, "Checkpoint directory")->required();
+  auto* tokens = cmd->add_option("--tokens", args->tokens, "Comma-separated token ids");
+  auto* prompt = cmd->add_option("--prompt", args->prompt, "Text, encoded with tokenizer.json");
+  tokens->excludes(prompt);
+  cmd->add_option("--output", args->output, "Output .npy file")->required();
+  cmd->add_flag("--all-positions", args->all_positions, "Logits of every position, not the last");
+  cmd->add_option("--backend", args->backend, "Kernels: cpu or reference")
+      ->check(CLI::IsMember({"cpu", "reference"}));
+  cmd->add_option("--moe", args->moe, "MoE path: fast, or dequant (experts decoded to bf16)")
+      ->check(CLI::IsMember({"fast", "dequant"}));
+  cmd->add_flag("--emulate-act-quant", args->emulate_act_quant,
+                "Emulate the checkpoint's dynamic FP8 activation quantization");
+  cmd->add_flag("--dense-attention", args->dense_attention,
+                "Attend densely on MSA layers (diagnostic)");
+  cmd->add_option("--threads", args->threads, "Worker threads (0 = all hardware threads)");
+  cmd->callback([args] {
+    if (args->tokens.empty() == args->prompt.empty()) fail("logits: give --tokens or --prompt");
+    std::vector<int32_t> ids =
+        !args->tokens.empty()
+            ? parse_token_list(args->tokens)
+            : BpeTokenizer::from_file(args->model + "/tokenizer.json").encode(args->prompt);
+    if (ids.empty()) fail("--prompt: the text encodes to no tokens");
+    ModelOptions options;
+    options.backend = parse_backend_kind(args->backend, "--backend");
+    options.moe_path = parse_moe_path(args->moe, "--moe");
+    options.emulate_activation_quant = args->emulate_act_quant;
+    options.dense_attention = args->dense_attention;
+    options.threads = args->threads;
+    auto model = Model::load(args->model, options);
+    KvCache cache = model->new_cache(static_cast<int64_t>(ids.size()));
+    std::vector<int32_t> positions(ids.size());
+    for (size_t i = 0; i < ids.size(); ++i) positions[i] = static_cast<int32_t>(i);
+    const LogitsFor which = args->all_positions ? LogitsFor::kAllTokens : LogitsFor::kLastToken;
+    std::vector<float> logits = model->forward(ids, positions, cache, which);
+    const int64_t vocab = model->weights().lm_head.rows;
+    const int64_t rows = static_cast<int64_t>(logits.size()) / vocab;
+    write_npy_f32(args->output, logits, {rows, vocab});
+    std::printf("wrote logits [%lld, %lld] for %zu tokens to %s\n", static_cast<long long>(rows),
+                static_cast<long long>(vocab), ids.size(), args->output.c_str());
+  });
+}
+
+}  // namespace minimax::cli

@@ -1,0 +1,36 @@
+// The two halves of a decoder layer, written once for M2 and M3 (internal to src/model).
+#pragma once
+
+#include <cstdint>
+
+#include "checkpoint/model_config.h"
+#include "kernels/ops.h"
+#include "model/activation_quant.h"
+#include "model/kv_cache.h"
+#include "model/model_weights.h"
+
+namespace minimax {
+
+struct ForwardContext {
+  const ModelConfig& config;
+  const KernelOps& ops;
+  ThreadPool* pool;
+  const ActivationQuantPlan& act_quant;
+  bool dense_attention;  // MSA layers attend densely
+  bool bf16_experts;     // the dequant MoE path
+  const int32_t* positions;
+  int64_t T;
+};
+
+// y[T, w.rows] = W·x, feeding W's kernel FP8-quantized activations when the plan asks for it and
+// W is stored quantized.
+void project(const ForwardContext& ctx, const WeightView& w, const float* x, int64_t T, float* y);
+
+// out[T, hidden] = o_proj(attention(xn)); writes this call's K/V (and index keys) into `cache`.
+void attention_block(const ForwardContext& ctx, const LayerWeights& w, int layer, const float* xn,
+                     KvCache& cache, float* out);
+
+// out[T, hidden] = the dense FFN or the MoE (routed sum · routed_scale, plus the shared expert).
+void ffn_block(const ForwardContext& ctx, const LayerWeights& w, const float* xn, float* out);
+
+}  // namespace minimax

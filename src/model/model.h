@@ -1,0 +1,86 @@
+// A loaded MiniMax-M2 / M3 model: config, weights in their stored layout, the kernel backend, and
+// the forward pass (M2 and M3 written once; the architecture differences are data in
+// ModelConfig). Single process for now; a Communicator of size > 1 is refused until src/parallel
+// provides the sharded execution.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "checkpoint/model_config.h"
+#include "checkpoint/quant_config.h"
+#include "formats/tensor_store.h"
+#include "kernels/backend.h"
+#include "model/activation_quant.h"
+#include "model/communicator.h"
+#include "model/kv_cache.h"
+#include "model/model_weights.h"
+
+namespace minimax {
+
+enum class MoePath : uint8_t {
+  kFast,     // the backend's grouped MoE on the stored expert format
+  kDequant,  // experts decoded to bf16 at load, bf16 activations inside the experts
+};
+std::string_view moe_path_name(MoePath path);  // "fast" / "dequant"
+MoePath parse_moe_path(std::string_view text, std::string_view what);
+
+struct ModelOptions {
+  BackendKind backend = BackendKind::kCpu;
+  MoePath moe_path = MoePath::kFast;
+  // Emulate the runtime's dynamic FP8 activation quantization (model/activation_quant.h).
+  bool emulate_activation_quant = false;
+  // Diagnostic: MSA layers attend densely (what the HF remote code computes; spec §6 item 6).
+  bool dense_attention = false;
+  size_t threads = 0;          // worker threads when no pool is given; 0 = hardware threads
+  ThreadPool* pool = nullptr;  // shared pool (not owned); null = the model makes its own
+};
+
+enum class LogitsFor : uint8_t { kLastToken, kAllTokens };
+
+class Model {
+ public:
+  // Opens checkpoint directory `dir` (config.json, quantization config, shards), checks that the
+  // architecture is registered (model/model_registry.h), and loads the weights.
+  static std::unique_ptr<Model> load(const std::string& dir, const ModelOptions& options = {},
+                                     const Communicator* comm = nullptr);
+
+  Model(ModelConfig config, QuantConfig quant, std::unique_ptr<TensorStore> store,
+        const ModelOptions& options, const Communicator* comm);
+  ~Model();
+  Model(const Model&) = delete;
+  Model& operator=(const Model&) = delete;
+
+  const ModelConfig& config() const { return config_; }
+  const QuantConfig& quant() const { return quant_; }
+  const ModelWeights& weights() const { return weights_; }
+  const KernelOps& ops() const { return ops_; }
+  const ModelOptions& options() const { return options_; }
+
+  KvCache new_cache(int64_t capacity) const { return KvCache(config_, capacity); }
+
+  // Runs `tokens` at `positions` (same length; token t sits at cache slot positions[t]), writes
+  // their keys and values into `cache`, and returns f32 logits: [1, vocab] for the last token or
+  // [T, vocab]. Query t attends slots [0, positions[t]], which must all be filled once this
+  // call's tokens are written (Error otherwise).
+  std::vector<float> forward(std::span<const int32_t> tokens, std::span<const int32_t> positions,
+                             KvCache& cache, LogitsFor which = LogitsFor::kLastToken);
+
+ private:
+  ModelConfig config_;
+  QuantConfig quant_;
+  std::unique_ptr<TensorStore> store_;  // the mapping every view points into
+  ModelOptions options_;
+  const Communicator* comm_ = nullptr;
+  const KernelOps& ops_;
+  std::unique_ptr<ThreadPool> own_pool_;
+  ThreadPool* pool_ = nullptr;
+  ActivationQuantPlan act_quant_;
+  ModelWeights weights_;
+};
+
+}  // namespace minimax

@@ -1,0 +1,76 @@
+// Every weight of an M2 / M3 model as the kernels read it: WeightViews straight into the mapped
+// checkpoint (any of the five layouts, no dequantization of the big matrices), plus small f32
+// vectors (norms, router bias) converted at load.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "checkpoint/model_config.h"
+#include "checkpoint/quant_config.h"
+#include "formats/tensor_store.h"
+#include "kernels/ops.h"
+
+namespace minimax {
+
+// Whether a view holds FP8 / FP4 codes (the weights a dynamic activation quantization feeds).
+bool is_quantized_format(WeightFormat format);
+std::string_view weight_format_name(WeightFormat format);  // "bf16", "fp8-block", ...
+
+struct FfnWeights {  // a dense FFN (M3 layers 0-2) or the M3 shared expert
+  WeightView gate, up, down;
+};
+
+struct AttentionWeights {
+  WeightView q, k, v, o;
+  std::vector<float> q_norm, k_norm;  // empty without QK norm
+  // MSA index branch, on sparse layers only.
+  WeightView index_q, index_k;
+  std::vector<float> index_q_norm, index_k_norm;
+};
+
+struct MoeWeights {
+  WeightView router;        // [num_experts, hidden], F32 in the releases
+  std::vector<float> bias;  // e_score_correction_bias, empty when use_routing_bias is off
+  std::vector<ExpertWeights> experts;
+  bool has_shared = false;
+  FfnWeights shared;
+};
+
+struct LayerWeights {
+  std::vector<float> input_norm, post_norm;
+  AttentionWeights attn;
+  bool sparse = false;  // MSA index branch + block-sparse attention
+  bool moe = false;     // MoE (else the dense FFN)
+  FfnWeights dense;
+  MoeWeights moe_weights;
+};
+
+struct LoadOptions {
+  // The "dequant" MoE path: routed and shared experts decoded to bf16 at load (2 bytes per
+  // weight, owned), run with bf16 activations. Settles any doubt about a quantized kernel.
+  bool dequant_experts = false;
+};
+
+struct ModelWeights {
+  WeightView embedding;  // [vocab, hidden]
+  std::vector<LayerWeights> layers;
+  std::vector<float> final_norm;
+  WeightView lm_head;  // the embedding when tie_word_embeddings
+  QuantScheme scheme = QuantScheme::kNone;
+  bool dequant_experts = false;
+  // Bytes the views point at that are not in the mapping (converted scales, dequantized experts,
+  // realigned tensors). Vectors keep their buffer when moved, so views stay valid.
+  std::vector<std::vector<uint8_t>> owned;
+  uint64_t mapped_bytes = 0;  // stored bytes read in place
+};
+
+// Loads every tensor of the canonical table (checkpoint/tensor_table.h) from `store`, in the layout
+// `quant` describes; MTP and vision tensors are never touched. Errors name the tensor: a missing
+// one, a dtype or shape that differs from the layout, a malformed scale.
+ModelWeights load_model_weights(const TensorStore& store, const ModelConfig& config,
+                                const QuantConfig& quant, const LoadOptions& options);
+
+}  // namespace minimax
