@@ -3,6 +3,16 @@
 
 namespace minimax::cli {
 
-void register_all(CLI::App& app) { (void)app; }
+void register_inspect(CLI::App& app);
+void register_logits(CLI::App& app);
+void register_make_tiny(CLI::App& app);
+void register_quantize(CLI::App& app);
+
+void register_all(CLI::App& app) {
+  register_inspect(app);
+  register_logits(app);
+  register_make_tiny(app);
+  register_quantize(app);
+}
 
 }  // namespace minimax::cli

@@ -1,0 +1,114 @@
+// `minimax make-tiny --arch m2|m3 --output DIR [--format F] [--seed N]`: a deterministic random
+// checkpoint with the real architecture at tiny size, a trained byte-level BPE tokenizer with the
+// MiniMax special tokens, the chat template and generation config: the project's test fixture.
+#include <cstdio>
+#include <filesystem>
+
+#include "base/atomic_output.h"
+#include "base/error.h"
+#include "checkpoint/model_config.h"
+#include "checkpoint/quantize.h"
+#include "checkpoint/tiny_checkpoint.h"
+#include "checkpoint/tiny_config.h"
+#include "cli/commands.h"
+#include "text/bpe_tokenizer.h"
+#include "text/bpe_trainer.h"
+#include "text/jinja/builtin_templates.h"
+
+namespace minimax::cli {
+namespace {
+
+// Text the tiny tokenizer is trained on: prose, numbers, code and the chat markup, so that merges
+// exist for the strings the tests send.
+std::vector<std::string> tiny_corpus() {
+  return {
+      "The quick brown fox jumps over the lazy dog. A tiny model has tiny answers.",
+      "What is 12 + 35? The answer is 47. What is 128 * 4? It is 512.",
+      "You are a helpful assistant. Please answer the question briefly.",
+      "def add(a, b):\n    return a + b\n\nprint(add(2, 3))\n",
+      "The key for needle seven is blue-cat-42. Remember it and repeat it later.",
+      "<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter "
+      "name=\"city\">Paris</parameter>\n"
+      "</invoke>\n</minimax:tool_call>",
+      "{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Berlin\", \"unit\": \"celsius\"}}",
+      "Die Straße ist naß. 東京は晴れです。 Ça va très bien, merci ! 🙂",
+      "system\nuser\nai\ntool\ndeveloper\n<response>sunny, 21 degrees</response>",
+      "Let me think step by step. First add the units, then carry the tens.",
+  };
+}
+
+std::string generation_prompt_template_name(Arch arch) {
+  return arch == Arch::kM2 ? "minimax_m2" : "minimax_m3";
+}
+
+void write_tokenizer_files(const std::string& dir, Arch arch, int vocab_budget) {
+  nlohmann::json tokenizer =
+      train_byte_level_bpe(tiny_corpus(), vocab_budget, minimax_special_tokens());
+  write_file_atomic(dir + "/tokenizer.json", tokenizer.dump(2) + "\n");
+  auto chat_template = builtin_chat_template(generation_prompt_template_name(arch));
+  if (!chat_template) fail("make-tiny: no built-in chat template for {}", arch_name(arch));
+  nlohmann::ordered_json config = {
+      {"tokenizer_class", "GPT2Tokenizer"},
+      {"bos_token", "]~!b["},
+      {"eos_token", "[e~["},
+      {"unk_token", "]!d~["},
+      {"pad_token", "]!p~["},
+      {"add_bos_token", false},
+      {"add_eos_token", false},
+      {"clean_up_tokenization_spaces", false},
+      {"model_max_length", 4096},
+      {"chat_template", std::string(*chat_template)},
+  };
+  write_file_atomic(dir + "/tokenizer_config.json", config.dump(2) + "\n");
+}
+
+}  // namespace
+
+void register_make_tiny(CLI::App& app) {
+  auto* cmd =
+      app.add_subcommand("make-tiny", "Write a deterministic tiny random MiniMax checkpoint");
+  auto arch = std::make_shared<std::string>("m2");
+  auto output = std::make_shared<std::string>();
+  auto format = std::make_shared<std::string>("bf16");
+  auto seed = std::make_shared<uint64_t>(1);
+  auto force = std::make_shared<bool>(false);
+  cmd->add_option("--arch", *arch, "m2 or m3")->check(CLI::IsMember({"m2", "m3"}));
+  cmd->add_option("--output", *output, "Output directory (must not exist)")->required();
+  cmd->add_option("--format", *format, "bf16, fp8-block, fp8-channel, mxfp4 or nvfp4");
+  cmd->add_option("--seed", *seed, "Random seed (same seed, same bytes)");
+  cmd->add_flag("--force", *force, "Replace an existing output directory");
+  cmd->callback([=] {
+    const Arch a = *arch == "m2" ? Arch::kM2 : Arch::kM3;
+    const QuantScheme scheme = parse_quant_scheme(*format);
+    // The BF16 checkpoint is built first (in its own partial directory) and quantized from there.
+    const std::string bf16_dir = scheme == QuantScheme::kNone ? *output : *output + ".bf16";
+    {
+      AtomicDirectory out(bf16_dir, *force);
+      write_tokenizer_files(out.path(), a, 512);
+      const int vocab = BpeTokenizer::from_file(out.file("tokenizer.json")).vocab_size();
+      const int padded_vocab = (vocab + 63) / 64 * 64;  // embedding rows, as real models pad
+      const ModelConfig config =
+          parse_model_config(tiny_config_json(a, padded_vocab), "tiny config");
+      write_tiny_weights(config, out.path(), *seed);
+      nlohmann::ordered_json generation = {
+          {"bos_token_id", *BpeTokenizer::from_file(out.file("tokenizer.json")).token_id("]~b]")},
+          {"eos_token_id", *BpeTokenizer::from_file(out.file("tokenizer.json")).token_id("[e~[")},
+          {"do_sample", true},
+          {"temperature", 1.0},
+          {"top_p", 0.95},
+          {"top_k", 40},
+      };
+      write_file_atomic(out.file("generation_config.json"), generation.dump(2) + "\n");
+      out.commit();
+    }
+    if (scheme != QuantScheme::kNone) {
+      QuantizeOptions q{bf16_dir, *output, scheme, *force};
+      quantize_checkpoint(q);
+      std::filesystem::remove_all(bf16_dir);
+    }
+    std::printf("wrote tiny %s checkpoint (%s, seed %llu) to %s\n", arch->c_str(), format->c_str(),
+                static_cast<unsigned long long>(*seed), output->c_str());
+  });
+}
+
+}  // namespace minimax::cli

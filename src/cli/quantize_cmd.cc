@@ -1,0 +1,29 @@
+// `minimax quantize --input DIR --output DIR --format fp8-block|fp8-channel|mxfp4|nvfp4`.
+#include <cstdio>
+
+#include "base/progress.h"
+#include "checkpoint/quantize.h"
+#include "cli/commands.h"
+
+namespace minimax::cli {
+
+void register_quantize(CLI::App& app) {
+  auto* cmd = app.add_subcommand(
+      "quantize", "Re-encode a BF16 checkpoint in a published quantized layout (test checkpoints)");
+  auto opts = std::make_shared<QuantizeOptions>();
+  auto format = std::make_shared<std::string>();
+  cmd->add_option("--input", opts->input_dir, "BF16 checkpoint directory")->required();
+  cmd->add_option("--output", opts->output_dir, "Output directory (must not exist)")->required();
+  cmd->add_option("--format", *format, "fp8-block, fp8-channel, mxfp4 or nvfp4")->required();
+  cmd->add_flag("--force", opts->force, "Replace an existing output directory");
+  cmd->callback([=] {
+    opts->scheme = parse_quant_scheme(*format);
+    QuantizeSummary s = quantize_checkpoint(*opts);
+    std::printf("quantized %zu tensors to %s, copied %zu; %s in, %s out -> %s\n",
+                s.tensors_quantized, format->c_str(), s.tensors_copied,
+                format_bytes(s.bytes_in).c_str(), format_bytes(s.bytes_out).c_str(),
+                opts->output_dir.c_str());
+  });
+}
+
+}  // namespace minimax::cli
