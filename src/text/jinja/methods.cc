@@ -3,7 +3,7 @@
 #include "text/jinja/methods.h"
 
 #include <algorithm>
-#include <array>
+#include <iterator>
 
 #include "base/error.h"
 #include "text/jinja/access.h"
@@ -13,20 +13,19 @@
 namespace minimax::jinja {
 namespace {
 
-constexpr std::array<std::string_view, 21> kStringMethods = {
+constexpr std::string_view kStringMethods[] = {
     "split",   "rsplit", "strip",   "lstrip",     "rstrip",     "startswith",   "endswith",
     "replace", "lower",  "upper",   "capitalize", "title",      "find",         "rfind",
     "count",   "join",   "isdigit", "isspace",    "splitlines", "removeprefix", "removesuffix"};
-constexpr std::array<std::string_view, 5> kDictMethods = {"items", "keys", "values", "get", "copy"};
-constexpr std::array<std::string_view, 5> kDictMutators = {"clear", "pop", "popitem", "setdefault",
-                                                           "update"};
-constexpr std::array<std::string_view, 3> kListMethods = {"index", "count", "copy"};
-constexpr std::array<std::string_view, 8> kListMutators = {"append", "extend",  "insert", "pop",
-                                                           "remove", "reverse", "sort",   "clear"};
+constexpr std::string_view kDictMethods[] = {"items", "keys", "values", "get", "copy"};
+constexpr std::string_view kDictMutators[] = {"clear", "pop", "popitem", "setdefault", "update"};
+constexpr std::string_view kListMethods[] = {"index", "count", "copy"};
+constexpr std::string_view kListMutators[] = {"append", "extend",  "insert", "pop",
+                                              "remove", "reverse", "sort",   "clear"};
 
 template <size_t N>
-bool listed(const std::array<std::string_view, N>& names, std::string_view name) {
-  return std::find(names.begin(), names.end(), name) != names.end();
+bool listed(const std::string_view (&names)[N], std::string_view name) {
+  return std::find(std::begin(names), std::end(names), name) != std::end(names);
 }
 
 Value string_list(const std::vector<std::string>& parts) {

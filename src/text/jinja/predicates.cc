@@ -2,8 +2,6 @@
 // sequence; booleans count as numbers; `lower`/`upper` look at str(value)).
 #include "text/jinja/predicates.h"
 
-#include <array>
-
 #include "base/error.h"
 #include "text/jinja/arguments.h"
 #include "text/jinja/filters.h"
@@ -67,7 +65,7 @@ struct Test {
     }                                                                \
   }
 
-const std::array<Test, 37> kTests = {
+const Test kTests[] = {
     MINIMAX_KIND_TEST("undefined", Kind::kUndefined),
     Test{"defined",
          [](std::string_view n, const Value& v, CallArgs& a) {
