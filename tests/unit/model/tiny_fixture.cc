@@ -1,0 +1,132 @@
+// Tiny checkpoint and golden fixtures shared by the model tests.
+#include "tiny_fixture.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+
+#include "base/error.h"
+#include "checkpoint/quantize.h"
+#include "checkpoint/tiny_checkpoint.h"
+#include "checkpoint/tiny_config.h"
+
+namespace minimax::testing_support {
+namespace fs = std::filesystem;
+namespace {
+
+std::string scratch_root() {
+  static const std::string root = [] {
+    std::string r = ::testing::TempDir() + "minimax_model_test_" + std::to_string(::getpid());
+    fs::remove_all(r);
+    fs::create_directories(r);
+    return r;
+  }();
+  return root;
+}
+
+// Removes the scratch root when the test program ends.
+class ScratchCleanup : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    std::error_code ignored;
+    fs::remove_all(scratch_root(), ignored);
+  }
+};
+[[maybe_unused]] ::testing::Environment* const kCleanup =
+    ::testing::AddGlobalTestEnvironment(new ScratchCleanup);
+
+}  // namespace
+
+std::string scratch_path(const std::string& name) {
+  static std::mutex mutex;
+  static int counter = 0;
+  std::lock_guard<std::mutex> lock(mutex);
+  return scratch_root() + "/" + name + "_" + std::to_string(counter++);
+}
+
+std::string tiny_checkpoint(Arch arch, QuantScheme scheme, uint64_t seed, int vocab_size) {
+  static std::mutex mutex;
+  static std::map<std::string, std::string> built;
+  std::lock_guard<std::mutex> lock(mutex);
+  const std::string key = fmt::format("{}-{}-{}-{}", arch == Arch::kM2 ? "m2" : "m3",
+                                      quant_scheme_name(scheme), seed, vocab_size);
+  if (auto it = built.find(key); it != built.end()) return it->second;
+  const std::string dir = scratch_root() + "/" + key;
+  const std::string bf16_dir = scheme == QuantScheme::kNone ? dir : dir + ".bf16";
+  fs::create_directories(bf16_dir);
+  // The same two steps as `minimax make-tiny`: random BF16 weights, then the quantizer.
+  const ModelConfig config = parse_model_config(tiny_config_json(arch, vocab_size), "tiny config");
+  write_tiny_weights(config, bf16_dir, seed);
+  if (scheme != QuantScheme::kNone) {
+    quantize_checkpoint(QuantizeOptions{bf16_dir, dir, scheme, false});
+    fs::remove_all(bf16_dir);
+  }
+  built.emplace(key, dir);
+  return dir;
+}
+
+std::string fnv1a64_of_shards(const std::string& dir) {
+  std::vector<std::string> shards;
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (entry.path().extension() == ".safetensors") shards.push_back(entry.path().string());
+  std::sort(shards.begin(), shards.end());
+  uint64_t h = 0xCBF29CE484222325ull;
+  for (const std::string& shard : shards) {
+    std::ifstream in(shard, std::ios::binary);
+    char c;
+    while (in.get(c)) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001B3ull;
+  }
+  return fmt::format("{:016x}", h);
+}
+
+nlohmann::json load_golden(const std::string& name) {
+  const std::string path = std::string(MINIMAX_TEST_DATA) + "/golden/" + name + ".json";
+  std::ifstream in(path);
+  if (!in) fail("golden file {} is missing", path);
+  return nlohmann::json::parse(in);
+}
+
+std::vector<std::string> golden_names() {
+  std::vector<std::string> names;
+  for (const auto& entry : fs::directory_iterator(std::string(MINIMAX_TEST_DATA) + "/golden"))
+    if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Arch golden_arch(const nlohmann::json& golden) {
+  return golden.at("arch").get<std::string>() == "m2" ? Arch::kM2 : Arch::kM3;
+}
+
+QuantScheme golden_scheme(const nlohmann::json& golden) {
+  auto scheme = parse_quant_scheme_name(golden.at("format").get<std::string>());
+  if (!scheme) fail("golden {}: unknown format", golden.at("case").get<std::string>());
+  return *scheme;
+}
+
+std::string golden_checkpoint(const nlohmann::json& golden) {
+  const std::string dir =
+      tiny_checkpoint(golden_arch(golden), golden_scheme(golden), golden.at("seed").get<uint64_t>(),
+                      golden.at("vocab_size").get<int>());
+  const std::string hash = fnv1a64_of_shards(dir);
+  if (hash != golden.at("checkpoint_fnv1a64").get<std::string>())
+    fail(
+        "golden {}: the regenerated checkpoint hashes to {}, the golden was made from {} "
+        "(make-tiny or the quantizer changed: rerun tools/reference/make_goldens.py)",
+        golden.at("case").get<std::string>(), hash,
+        golden.at("checkpoint_fnv1a64").get<std::string>());
+  return dir;
+}
+
+std::vector<int32_t> iota_positions(size_t n) {
+  std::vector<int32_t> p(n);
+  for (size_t i = 0; i < n; ++i) p[i] = static_cast<int32_t>(i);
+  return p;
+}
+
+}  // namespace minimax::testing_support

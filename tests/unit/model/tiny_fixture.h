@@ -1,0 +1,36 @@
+// Test fixtures: tiny checkpoints regenerated in C++ exactly as `minimax make-tiny` writes their
+// weights (same config, seed and quantizer), and the golden logits of tools/reference/.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "checkpoint/model_config.h"
+#include "checkpoint/quant_config.h"
+
+namespace minimax::testing_support {
+
+// A directory holding the tiny checkpoint of (arch, scheme, seed, vocab): built once per test
+// process under a scratch root that is removed when the tests end.
+std::string tiny_checkpoint(Arch arch, QuantScheme scheme, uint64_t seed, int vocab_size);
+// A fresh scratch directory path (not created) for a test's own files.
+std::string scratch_path(const std::string& name);
+
+// FNV-1a 64 over every *.safetensors file of `dir` in name order, as tools/reference computes it.
+std::string fnv1a64_of_shards(const std::string& dir);
+
+// tests/data/golden/<name>.json.
+nlohmann::json load_golden(const std::string& name);
+std::vector<std::string> golden_names();
+
+Arch golden_arch(const nlohmann::json& golden);
+QuantScheme golden_scheme(const nlohmann::json& golden);
+// The checkpoint a golden was computed from, after checking its shard hash.
+std::string golden_checkpoint(const nlohmann::json& golden);
+
+// 0, 1, ..., n - 1.
+std::vector<int32_t> iota_positions(size_t n);
+
+}  // namespace minimax::testing_support
