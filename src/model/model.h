@@ -38,6 +38,9 @@ struct ModelOptions {
   bool dense_attention = false;
   size_t threads = 0;          // worker threads when no pool is given; 0 = hardware threads
   ThreadPool* pool = nullptr;  // shared pool (not owned); null = the model makes its own
+  // A kernel table to use instead of `backend`'s (tests and experiments); it must outlive the
+  // model, and its null entries are filled from the reference.
+  const KernelOps* kernels = nullptr;
 };
 
 enum class LogitsFor : uint8_t { kLastToken, kAllTokens };
@@ -76,7 +79,7 @@ class Model {
   std::unique_ptr<TensorStore> store_;  // the mapping every view points into
   ModelOptions options_;
   const Communicator* comm_ = nullptr;
-  const KernelOps& ops_;
+  KernelOps ops_;
   std::unique_ptr<ThreadPool> own_pool_;
   ThreadPool* pool_ = nullptr;
   ActivationQuantPlan act_quant_;

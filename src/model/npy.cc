@@ -16,9 +16,9 @@ std::string npy_f32_bytes(std::span<const float> values, const std::vector<int64
   std::string dims;
   for (int64_t d : shape) {
     count *= d;
-    dims += std::to_string(d) + ", ";
+    dims += (dims.empty() ? "" : ", ") + std::to_string(d);
   }
-  if (shape.size() > 1) dims.resize(dims.size() - 2);  // (n,) keeps its comma, (a, b) does not
+  if (shape.size() == 1) dims += ',';  // a Python 1-tuple: (n,)
   if (count != static_cast<int64_t>(values.size()))
     fail("npy: {} values do not fill shape ({})", values.size(), dims);
   std::string header = "{'descr': '<f4', 'fortran_order': False, 'shape': (" + dims + "), }";

@@ -1,0 +1,214 @@
+// The weight loader (views in the stored format, pointing into the mapping; errors that name the
+// tensor), the architecture registry, the KV cache's checks, the communicator guard and the .npy
+// writer.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "base/error.h"
+#include "checkpoint/weight_codec.h"
+#include "model/model.h"
+#include "model/model_registry.h"
+#include "model/npy.h"
+#include "tiny_fixture.h"
+
+namespace minimax {
+namespace {
+
+using testing_support::golden_checkpoint;
+using testing_support::load_golden;
+
+struct Loaded {
+  ModelConfig config;
+  QuantConfig quant;
+  std::unique_ptr<TensorStore> store;
+  ModelWeights weights;
+};
+
+Loaded load(const std::string& golden, const LoadOptions& options = {}) {
+  const std::string dir = golden_checkpoint(load_golden(golden));
+  Loaded l{load_model_config(dir), load_quant_config(dir), std::make_unique<TensorStore>(dir), {}};
+  l.weights = load_model_weights(*l.store, l.config, l.quant, options);
+  return l;
+}
+
+std::string expert(const ModelConfig& c, int layer, int e, const char* w) {
+  return fmt::format("{}layers.{}.block_sparse_moe.experts.{}.{}.weight", c.tensor_prefix, layer, e,
+                     w);
+}
+
+TEST(Loader, BlockFp8ViewsPointIntoTheMapping) {
+  const Loaded l = load("m2-fp8-block");
+  const LayerWeights& layer = l.weights.layers[1];
+  EXPECT_EQ(layer.attn.q.format, WeightFormat::kFp8Block);
+  EXPECT_EQ(layer.attn.q.block_rows, 128);
+  EXPECT_EQ(layer.moe_weights.router.format, WeightFormat::kF32);  // never quantized
+  EXPECT_EQ(l.weights.lm_head.format, WeightFormat::kBF16);        // modules_to_not_convert
+  const ExpertWeights& e = layer.moe_weights.experts[5];
+  EXPECT_EQ(e.down.format, WeightFormat::kFp8Block);
+  EXPECT_EQ(e.gate.data, l.store->at(expert(l.config, 1, 5, "w1")).data().data());  // zero copy
+  // The view decodes to the values the checkpoint codec decodes (scales read right).
+  const std::vector<float> expected = decode_weight(
+      *l.store, expert(l.config, 1, 5, "w2"), QuantScheme::kFp8Block, e.down.rows, e.down.cols);
+  std::vector<float> x(e.down.cols, 0.0f), y(e.down.rows);
+  x[3] = 1.0f;  // picks column 3
+  kernel_ops(BackendKind::kReference).linear(e.down, x.data(), 1, y.data(), nullptr);
+  for (int64_t r = 0; r < e.down.rows; ++r) EXPECT_EQ(y[r], expected[r * e.down.cols + 3]);
+}
+
+TEST(Loader, ChannelFp8QuantizesOnlyRoutedExperts) {
+  const Loaded l = load("m3-fp8-channel");
+  for (int i = 0; i < l.config.num_layers; ++i) {
+    const LayerWeights& layer = l.weights.layers[i];
+    EXPECT_EQ(layer.attn.q.format, WeightFormat::kBF16);
+    if (!layer.moe) {
+      EXPECT_EQ(layer.dense.gate.format, WeightFormat::kBF16);
+      continue;
+    }
+    EXPECT_TRUE(layer.sparse);
+    EXPECT_EQ(layer.attn.index_q.format, WeightFormat::kBF16);
+    EXPECT_EQ(layer.moe_weights.experts[0].up.format, WeightFormat::kFp8Channel);
+    EXPECT_EQ(layer.moe_weights.shared.down.format, WeightFormat::kBF16);
+    EXPECT_EQ(layer.attn.index_q_norm.size(), static_cast<size_t>(l.config.sparse.index_dim));
+  }
+}
+
+TEST(Loader, Fp4LayoutsKeepCodesAndScalesInPlace) {
+  const Loaded mx = load("m3-mxfp4");
+  const WeightView& w = mx.weights.layers[3].moe_weights.experts[2].gate;
+  EXPECT_EQ(w.format, WeightFormat::kMxfp4);
+  EXPECT_EQ(
+      w.scales,
+      mx.store
+          ->at(expert(mx.config, 3, 2, "w1").substr(0, expert(mx.config, 3, 2, "w1").size() - 6) +
+               "weight_scale")
+          .data()
+          .data());
+  const Loaded nv = load("m2-nvfp4");
+  const WeightView& n = nv.weights.layers[0].moe_weights.experts[0].down;
+  EXPECT_EQ(n.format, WeightFormat::kNvfp4);
+  const std::string module = expert(nv.config, 0, 0, "w2");
+  const float global =
+      read_as_float(nv.store->at(module.substr(0, module.size() - 6) + "weight_scale_2"))[0];
+  EXPECT_EQ(n.global_scale, global);
+  EXPECT_GT(n.global_scale, 0.0f);
+}
+
+TEST(Loader, DequantPathOwnsBf16Experts) {
+  LoadOptions options;
+  options.dequant_experts = true;
+  const Loaded l = load("m3-nvfp4", options);
+  const ExpertWeights& e = l.weights.layers[4].moe_weights.experts[7];
+  EXPECT_EQ(e.gate.format, WeightFormat::kBF16);
+  EXPECT_FALSE(l.weights.owned.empty());
+  EXPECT_EQ(l.weights.layers[0].attn.q.format, WeightFormat::kBF16);  // attention untouched
+}
+
+std::string copy_with_config(const std::string& golden,
+                             const std::function<void(nlohmann::json&)>& edit) {
+  const std::string src = golden_checkpoint(load_golden(golden));
+  const std::string dst = testing_support::scratch_path("edited");
+  std::filesystem::copy(src, dst, std::filesystem::copy_options::recursive);
+  nlohmann::json config = read_json_file(dst + "/config.json");
+  edit(config);
+  std::ofstream(dst + "/config.json") << config.dump(2);
+  return dst;
+}
+
+void expect_error_mentions(const std::function<void()>& body, const std::string& text) {
+  try {
+    body();
+    ADD_FAILURE() << "no error; expected one mentioning " << text;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+  }
+}
+
+TEST(Loader, WrongLayoutNamesTheTensor) {
+  // A BF16 checkpoint whose config claims compressed-tensors FP8.
+  const nlohmann::json fp8 =
+      read_json_file(golden_checkpoint(load_golden("m2-fp8-channel")) + "/config.json");
+  const std::string dir = copy_with_config(
+      "m2-bf16", [&](nlohmann::json& c) { c["quantization_config"] = fp8["quantization_config"]; });
+  expect_error_mentions([&] { Model::load(dir); },
+                        "'model.layers.0.block_sparse_moe.experts.0.w1.weight' is BF16");
+}
+
+TEST(Loader, MissingTensorIsNamed) {
+  const std::string dir = copy_with_config("m2-bf16", [](nlohmann::json& c) {
+    c["num_hidden_layers"] = 4;
+    c.erase("attn_type_list");
+  });
+  expect_error_mentions([&] { Model::load(dir); }, "model.layers.3.");
+}
+
+TEST(Registry, MapsBothArchitecturesAndNamesTheUnknown) {
+  ASSERT_EQ(registered_architectures().size(), 2u);
+  EXPECT_EQ(find_architecture("MiniMaxM2ForCausalLM", "x").arch, Arch::kM2);
+  EXPECT_EQ(find_architecture("MiniMaxM3SparseForConditionalGeneration", "x").arch, Arch::kM3);
+  expect_error_mentions([] { find_architecture("LlamaForCausalLM", "cfg.json"); },
+                        "'LlamaForCausalLM' has no model (registered: MiniMaxM2ForCausalLM");
+}
+
+TEST(Forward, RejectsBadPositionsAndTokens) {
+  ModelOptions options;
+  options.backend = BackendKind::kReference;
+  auto model = Model::load(golden_checkpoint(load_golden("m2-bf16")), options);
+  KvCache cache = model->new_cache(8);
+  const std::vector<int32_t> two = {1, 2};
+  expect_error_mentions(
+      [&] {
+        model->forward(two, std::vector<int32_t>{0, 8}, cache);
+      },
+      "position 8 is outside the cache of 8 tokens");
+  KvCache fresh = model->new_cache(8);
+  expect_error_mentions(
+      [&] {
+        model->forward(two, std::vector<int32_t>{0, 5}, fresh);
+      },
+      "position 5");
+  KvCache other = model->new_cache(8);
+  expect_error_mentions([&] { model->forward(two, std::vector<int32_t>{0}, other); },
+                        "2 tokens but 1 positions");
+  expect_error_mentions(
+      [&] { model->forward(std::vector<int32_t>{100000}, std::vector<int32_t>{0}, other); },
+      "token id 100000");
+}
+
+class TwoRanks : public Communicator {
+ public:
+  int rank() const override { return 0; }
+  int size() const override { return 2; }
+  void allreduce_sum(float*, size_t) const override {}
+};
+
+TEST(Forward, ShardedExecutionIsRefusedForNow) {
+  TwoRanks comm;
+  expect_error_mentions(
+      [&] { Model::load(golden_checkpoint(load_golden("m2-bf16")), ModelOptions{}, &comm); },
+      "2 processes");
+}
+
+TEST(Npy, HeaderShapeAndData) {
+  const std::vector<float> values = {1.5f, -2.0f, 0.25f, 3.0f, 4.0f, 5.0f};
+  const std::string bytes = npy_f32_bytes(values, {2, 3});
+  ASSERT_EQ(bytes.substr(0, 6), "\x93NUMPY");
+  EXPECT_EQ(bytes[6], 1);
+  const size_t header_len = static_cast<uint8_t>(bytes[8]) | (static_cast<uint8_t>(bytes[9]) << 8);
+  EXPECT_EQ((10 + header_len) % 64, 0u);
+  const std::string header = bytes.substr(10, header_len);
+  EXPECT_NE(header.find("'descr': '<f4'"), std::string::npos);
+  EXPECT_NE(header.find("'shape': (2, 3)"), std::string::npos);
+  EXPECT_EQ(header.back(), '\n');
+  ASSERT_EQ(bytes.size(), 10 + header_len + values.size() * 4);
+  std::vector<float> back(values.size());
+  std::memcpy(back.data(), bytes.data() + 10 + header_len, back.size() * 4);
+  EXPECT_EQ(back, values);
+  EXPECT_NE(npy_f32_bytes(values, {6}).find("'shape': (6,)"), std::string::npos);
+  EXPECT_THROW(npy_f32_bytes(values, {4}), Error);
+}
+
+}  // namespace
+}  // namespace minimax
