@@ -79,13 +79,9 @@ TEST(Loader, Fp4LayoutsKeepCodesAndScalesInPlace) {
   const Loaded mx = load("m3-mxfp4");
   const WeightView& w = mx.weights.layers[3].moe_weights.experts[2].gate;
   EXPECT_EQ(w.format, WeightFormat::kMxfp4);
-  EXPECT_EQ(
-      w.scales,
-      mx.store
-          ->at(expert(mx.config, 3, 2, "w1").substr(0, expert(mx.config, 3, 2, "w1").size() - 6) +
-               "weight_scale")
-          .data()
-          .data());
+  const std::string w1 = expert(mx.config, 3, 2, "w1");
+  const std::string scale_name = w1.substr(0, w1.size() - 6) + "weight_scale";
+  EXPECT_EQ(w.scales, mx.store->at(scale_name).data().data());
   const Loaded nv = load("m2-nvfp4");
   const WeightView& n = nv.weights.layers[0].moe_weights.experts[0].down;
   EXPECT_EQ(n.format, WeightFormat::kNvfp4);
