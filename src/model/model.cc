@@ -45,7 +45,7 @@ Model::Model(ModelConfig config, QuantConfig quant, std::unique_ptr<TensorStore>
       options_(options),
       comm_(comm),
       ops_(options.kernels != nullptr ? complete_with_reference(*options.kernels)
-                                       : kernel_ops(options.backend)) {
+                                      : kernel_ops(options.backend)) {
   if (comm_ != nullptr && comm_->size() > 1)
     fail("model: {} processes given, but sharded (TP/EP/DP) execution is not implemented yet",
          comm_->size());
