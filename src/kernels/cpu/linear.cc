@@ -149,19 +149,32 @@ RowKernel select_kernel(const WeightView& w, const CpuLinearOptions& options) {
   return k;
 }
 
+// Round to nearest even, as formats/ f32_to_bf16 (NaN stays a quiet NaN), inlined: every
+// activation of a call goes through it.
+inline uint16_t to_bf16(float v) {
+  const uint32_t b = std::bit_cast<uint32_t>(v);
+  if ((b & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((b >> 16) | 0x40);
+  return static_cast<uint16_t>((b + 0x7FFFu + ((b >> 16) & 1u)) >> 16);
+}
+
 // x [tokens, cols] -> `out` [tokens, stride] in the kernel's order, zero-padded.
 template <typename T, typename Convert>
 void permute_activations(const RowKernel& k, const float* x, int64_t tokens, int64_t cols,
                          int64_t stride, T* out, Convert convert) {
   const int64_t chunk = k.chunk_cols;
+  const int64_t full = cols / chunk * chunk;
   for (int64_t t = 0; t < tokens; ++t) {
     const float* xt = x + t * cols;
     T* ot = out + t * stride;
-    for (int64_t c0 = 0; c0 < stride; c0 += chunk) {
-      for (int64_t p = 0; p < chunk; ++p) {
-        const int64_t col = c0 + (k.order != nullptr ? k.order[p] : p);
-        ot[c0 + p] = convert(col < cols ? xt[col] : 0.0f);
-      }
+    if (k.order == nullptr) {
+      for (int64_t c = 0; c < full; ++c) ot[c] = convert(xt[c]);
+    } else {
+      for (int64_t c0 = 0; c0 < full; c0 += chunk)
+        for (int64_t p = 0; p < chunk; ++p) ot[c0 + p] = convert(xt[c0 + k.order[p]]);
+    }
+    for (int64_t p = 0; full + p < stride; ++p) {
+      const int64_t col = full + (k.order != nullptr ? k.order[p] : p);
+      ot[full + p] = convert(col < cols ? xt[col] : 0.0f);
     }
   }
 }
@@ -195,7 +208,7 @@ void run_linear(const WeightView& w, const float* x, int64_t tokens, float* y, T
   void* prepared = scratch.get(static_cast<size_t>(tokens * stride * element_bytes));
   if (kernel.bf16_x) {
     permute_activations(kernel, x, tokens, w.cols, stride, static_cast<uint16_t*>(prepared),
-                        [](float v) { return f32_to_bf16(v); });
+                        [](float v) { return to_bf16(v); });
   } else {
     permute_activations(kernel, x, tokens, w.cols, stride, static_cast<float*>(prepared),
                         [](float v) { return v; });

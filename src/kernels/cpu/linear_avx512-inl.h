@@ -52,39 +52,56 @@ MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE __m512 madd512(__m512 acc, Vec w, const cha
   }
 }
 
+// Each (row, token) sums into two accumulators (even and odd vectors of a chunk) so that no
+// single FMA chain limits a tile. The rows of the tile are decoded first and each activation
+// vector is loaded once for all of them: with several tokens the activations, not the weights,
+// are most of the bytes a tile reads.
 template <class D, int R, int T, bool kTail>
 MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void chunk512(const D& d, int64_t row0, int64_t c, int valid,
                                                    const char* x, int64_t x_row_bytes,
-                                                   __m512 (&acc)[R][T]) {
+                                                   __m512 (&acc)[R][T][2]) {
   constexpr int K = D::kVectors;
   const char* xc = x + c * (K * 64);
+  typename D::Vec w[R][K];
 #pragma GCC unroll 4
-  for (int r = 0; r < R; ++r) {
-    typename D::Vec w[K];
-    d.template load<kTail>(row0 + r, c, valid, w);
-    if constexpr (D::kGroups > 0) {
-      __m512 s[D::kGroups];
-      d.template chunk_scales<kTail>(row0 + r, c, valid, s);
+  for (int r = 0; r < R; ++r) d.template load<kTail>(row0 + r, c, valid, w[r]);
+  if constexpr (D::kGroups > 0) {
+    __m512 s[R][D::kGroups];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) d.template chunk_scales<kTail>(row0 + r, c, valid, s[r]);
+    __m512 p[R][T][D::kGroups];
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+      for (int t = 0; t < T; ++t)
+#pragma GCC unroll 2
+        for (int g = 0; g < D::kGroups; ++g) p[r][t][g] = _mm512_setzero_ps();
+#pragma GCC unroll 8
+    for (int k = 0; k < K; ++k)
 #pragma GCC unroll 4
       for (int t = 0; t < T; ++t) {
-        const char* xt = xc + t * x_row_bytes;
-        __m512 p[D::kGroups];
-#pragma GCC unroll 2
-        for (int g = 0; g < D::kGroups; ++g) p[g] = _mm512_setzero_ps();
-#pragma GCC unroll 8
-        for (int k = 0; k < K; ++k)
-          p[D::group(k)] = madd512<D::kBf16X>(p[D::group(k)], w[k], xt + 64 * k);
-#pragma GCC unroll 2
-        for (int g = 0; g < D::kGroups; ++g) acc[r][t] = _mm512_fmadd_ps(p[g], s[g], acc[r][t]);
+        const char* xk = xc + t * x_row_bytes + 64 * k;
+#pragma GCC unroll 4
+        for (int r = 0; r < R; ++r)
+          p[r][t][D::group(k)] = madd512<D::kBf16X>(p[r][t][D::group(k)], w[r][k], xk);
       }
-    } else {
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+      for (int t = 0; t < T; ++t)
+#pragma GCC unroll 2
+        for (int g = 0; g < D::kGroups; ++g)
+          acc[r][t][g % 2] = _mm512_fmadd_ps(p[r][t][g], s[r][g], acc[r][t][g % 2]);
+  } else {
+#pragma GCC unroll 8
+    for (int k = 0; k < K; ++k)
 #pragma GCC unroll 4
       for (int t = 0; t < T; ++t) {
-        const char* xt = xc + t * x_row_bytes;
-#pragma GCC unroll 8
-        for (int k = 0; k < K; ++k) acc[r][t] = madd512<D::kBf16X>(acc[r][t], w[k], xt + 64 * k);
+        const char* xk = xc + t * x_row_bytes + 64 * k;
+#pragma GCC unroll 4
+        for (int r = 0; r < R; ++r)
+          acc[r][t][k % 2] = madd512<D::kBf16X>(acc[r][t][k % 2], w[r][k], xk);
       }
-    }
   }
 }
 
@@ -94,11 +111,11 @@ MINIMAX_AVX512 void tile512(const D& d, const LinearJob& job, int64_t row0, int6
   const int64_t cols = job.w->cols, rows = job.w->rows;
   const int64_t x_row_bytes = job.x_stride * (D::kBf16X ? 2 : 4);
   const char* x = static_cast<const char*>(job.x) + tok0 * x_row_bytes;
-  __m512 acc[R][T];
+  __m512 acc[R][T][2];
 #pragma GCC unroll 4
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
-    for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
+    for (int t = 0; t < T; ++t) acc[r][t][0] = acc[r][t][1] = _mm512_setzero_ps();
   const int64_t full = cols / D::kChunkCols;
   const int rem = static_cast<int>(cols % D::kChunkCols);
   for (int64_t c = 0; c < full; ++c)
@@ -107,42 +124,48 @@ MINIMAX_AVX512 void tile512(const D& d, const LinearJob& job, int64_t row0, int6
   for (int r = 0; r < R; ++r) {
     const float scale = d.row_scale(row0 + r);
     for (int t = 0; t < T; ++t)
-      job.y[(tok0 + t) * rows + row0 + r] = _mm512_reduce_add_ps(acc[r][t]) * scale;
+      job.y[(tok0 + t) * rows + row0 + r] =
+          _mm512_reduce_add_ps(_mm512_add_ps(acc[r][t][0], acc[r][t][1])) * scale;
+  }
+}
+
+// Tiles of R rows × up to four tokens, the token groups of one row pair following each other
+// while its bytes are still in L1.
+template <class D, int R>
+MINIMAX_AVX512 void token_tiles512(const D& d, const LinearJob& job, int64_t r, int64_t tb,
+                                   int64_t te) {
+  for (int64_t t = tb; t < te; t += 4) {
+    switch (std::min<int64_t>(4, te - t)) {
+      case 1:
+        tile512<D, R, 1>(d, job, r, t);
+        break;
+      case 2:
+        tile512<D, R, 2>(d, job, r, t);
+        break;
+      case 3:
+        tile512<D, R, 3>(d, job, r, t);
+        break;
+      default:
+        tile512<D, R, 4>(d, job, r, t);
+        break;
+    }
   }
 }
 
 // The RowRangeFn of decoder D: one token alone takes four rows per pass (four independent weight
-// streams keep the loads busy); several tokens take one row per pass, up to four tokens per tile,
-// the tiles of one row following each other while the row is still in L1.
+// streams keep the loads busy); several tokens take two rows × up to four tokens per tile.
 template <class D>
 MINIMAX_AVX512 void rows512(const LinearJob& job, int64_t row_begin, int64_t row_end) {
   const D d(*job.w);
   for (int64_t tb = 0; tb < job.tokens; tb += job.token_block) {
     const int64_t te = std::min(job.tokens, tb + job.token_block);
+    int64_t r = row_begin;
     if (te - tb == 1) {
-      int64_t r = row_begin;
       for (; r + 4 <= row_end; r += 4) tile512<D, 4, 1>(d, job, r, tb);
-      for (; r < row_end; ++r) tile512<D, 1, 1>(d, job, r, tb);
-      continue;
+    } else {
+      for (; r + 2 <= row_end; r += 2) token_tiles512<D, 2>(d, job, r, tb, te);
     }
-    for (int64_t r = row_begin; r < row_end; ++r) {
-      for (int64_t t = tb; t < te; t += 4) {
-        switch (std::min<int64_t>(4, te - t)) {
-          case 1:
-            tile512<D, 1, 1>(d, job, r, t);
-            break;
-          case 2:
-            tile512<D, 1, 2>(d, job, r, t);
-            break;
-          case 3:
-            tile512<D, 1, 3>(d, job, r, t);
-            break;
-          default:
-            tile512<D, 1, 4>(d, job, r, t);
-            break;
-        }
-      }
-    }
+    for (; r < row_end; ++r) token_tiles512<D, 1>(d, job, r, tb, te);
   }
 }
 

@@ -114,14 +114,14 @@ struct Nvfp4Bf16x {
   Fp4Pairs512 elements;
   E4m3Tables512 tables;
   __m512i spread[2] = {spread_index512(4, 2, 0), spread_index512(4, 2, 1)};
-  __m512 global;
+  float global;
 
   MINIMAX_AVX512 explicit Nvfp4Bf16x(const WeightView& w)
       : data(w.data),
         scales(static_cast<const uint8_t*>(w.scales)),
         row_bytes(w.cols / 2),
         scales_per_row(w.cols / 16),
-        global(_mm512_set1_ps(w.global_scale)) {}
+        global(w.global_scale) {}
   template <bool kTail>
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
                                                  __m512i* w) const {
@@ -133,10 +133,10 @@ struct Nvfp4Bf16x {
                                                          __m512* s) const {
     const uint8_t* codes = scales + row * scales_per_row + c * 8;
     const size_t blocks = kTail ? static_cast<size_t>(valid / 16) : 8;
-    s[0] = nvfp4_scales512(tables, codes, blocks, spread[0], global);
-    s[1] = nvfp4_scales512(tables, codes, blocks, spread[1], global);
+    s[0] = nvfp4_scales512(tables, codes, blocks, spread[0]);
+    s[1] = nvfp4_scales512(tables, codes, blocks, spread[1]);
   }
-  float row_scale(int64_t) const { return 1.0f; }
+  float row_scale(int64_t) const { return global; }
 };
 
 template <class D>

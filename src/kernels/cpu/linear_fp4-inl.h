@@ -86,18 +86,27 @@ inline const uint16_t* fp4_order_bf16x() {
 
 // MXFP4 scales of one 128-column chunk (`blocks` of its 4 present): dword j = 2^(code[j/4] - 127),
 // with 0x00 -> 2^-127 (subnormal) and 0xFF -> NaN as formats/ decodes e8m0. In both AVX-512
-// layouts dword j of every vector holds columns of block j / 4.
+// layouts dword j of every vector holds columns of block j / 4. Codes 0x01..0xFE are the exponent
+// bits of their f32 value; the two others, never seen in real checkpoints, take a slower branch
+// (checked with scalar instructions, which do not compete with the vector ports).
 MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE __m512 mxfp4_scales512(const uint8_t* codes, size_t blocks) {
   uint32_t packed = 0;
   std::memcpy(&packed, codes, blocks);
-  const __m512i e =
-      _mm512_permutexvar_epi32(_mm512_setr_epi32(0, 0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3),
-                               _mm512_cvtepu8_epi32(_mm_cvtsi32_si128(static_cast<int>(packed))));
+  const __m512i e = _mm512_maskz_permutexvar_epi8(
+      0x1111111111111111ull, _mm512_set_epi32(3, 3, 3, 3, 2, 2, 2, 2, 1, 1, 1, 1, 0, 0, 0, 0),
+      _mm512_castsi128_si512(_mm_cvtsi32_si128(static_cast<int>(packed))));
   __m512i bits = _mm512_slli_epi32(e, 23);
-  bits = _mm512_mask_mov_epi32(bits, _mm512_cmpeq_epi32_mask(e, _mm512_setzero_si512()),
-                               _mm512_set1_epi32(0x00400000));
-  bits = _mm512_mask_mov_epi32(bits, _mm512_cmpeq_epi32_mask(e, _mm512_set1_epi32(0xFF)),
-                               _mm512_set1_epi32(0x7FC00000));
+  const uint32_t present = blocks >= 4 ? ~0u : (1u << (8 * blocks)) - 1;
+  auto has_byte = [](uint32_t v, uint32_t byte) {  // any byte of v equal to `byte`
+    const uint32_t z = v ^ (0x01010101u * byte);
+    return ((z - 0x01010101u) & ~z & 0x80808080u) != 0;
+  };
+  if (__builtin_expect(has_byte(packed | ~present, 0x00) || has_byte(packed & present, 0xFF), 0)) {
+    bits = _mm512_mask_mov_epi32(bits, _mm512_cmpeq_epi32_mask(e, _mm512_setzero_si512()),
+                                 _mm512_set1_epi32(0x00400000));
+    bits = _mm512_mask_mov_epi32(bits, _mm512_cmpeq_epi32_mask(e, _mm512_set1_epi32(0xFF)),
+                                 _mm512_set1_epi32(0x7FC00000));
+  }
   return _mm512_castsi512_ps(bits);
 }
 
@@ -110,17 +119,18 @@ MINIMAX_AVX512 inline __m512i spread_index512(int per, int step, int offset) {
   return _mm512_load_si512(index);
 }
 
-// NVFP4 scales of one chunk (`blocks` of its 8 present): dword j = e4m3(code[block(j)]) · global,
-// where `spread` (from spread_index512) names block(j) in bytes 2 and 3 of dword j.
+// NVFP4 scales of one chunk (`blocks` of its 8 present): dword j = e4m3(code[block(j)]), where
+// `spread` (from spread_index512) names block(j) in bytes 2 and 3 of dword j. (The global scale
+// multiplies each row's final sum instead: one multiply per row, not per chunk.)
 MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE __m512 nvfp4_scales512(const E4m3Tables512& tables,
                                                             const uint8_t* codes, size_t blocks,
-                                                            __m512i spread, __m512 global) {
+                                                            __m512i spread) {
   uint64_t packed = 0;
   std::memcpy(&packed, codes, blocks);
   const __m512i placed = _mm512_maskz_permutexvar_epi8(
       0xCCCCCCCCCCCCCCCCull, spread,
       _mm512_castsi128_si512(_mm_cvtsi64_si128(static_cast<long long>(packed))));
-  return _mm512_mul_ps(tables.dword_values(placed), global);
+  return tables.dword_values(placed);
 }
 
 // AVX2: 32 bytes (64 columns) per chunk. vpshufb looks each nibble up in 16-entry tables of the

@@ -1,6 +1,7 @@
 // NVFP4 weights (16 e2m1 elements per e4m3fn scale, times a per-tensor f32 global scale), f32
 // activations. Elements decode exactly to f32 (linear_fp4-inl.h); each 16-element block's partial
-// sum is multiplied by e4m3(scale) · global_scale (one f32 rounding).
+// sum is multiplied by its e4m3 scale, and the row's sum by the global scale (AVX-512), or each
+// block's by e4m3(scale) · global_scale rounded once to f32 (AVX2).
 #define MINIMAX_AVX512_TARGET "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,fma,f16c,bmi,bmi2"
 #include <cstring>
 
@@ -22,14 +23,14 @@ struct Nvfp4Avx512 {
   Fp4Elements512 elements;
   E4m3Tables512 tables;
   __m512i spread = spread_index512(2, 1, 0);  // dword j holds columns of block j / 2
-  __m512 global;
+  float global;
 
   MINIMAX_AVX512 explicit Nvfp4Avx512(const WeightView& w)
       : data(w.data),
         scales(static_cast<const uint8_t*>(w.scales)),
         row_bytes(w.cols / 2),
         scales_per_row(w.cols / 16),
-        global(_mm512_set1_ps(w.global_scale)) {}
+        global(w.global_scale) {}
   template <bool kTail>
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
                                                  __m512* w) const {
@@ -40,9 +41,9 @@ struct Nvfp4Avx512 {
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void chunk_scales(int64_t row, int64_t c, int valid,
                                                          __m512* s) const {
     s[0] = nvfp4_scales512(tables, scales + row * scales_per_row + c * 8,
-                           kTail ? static_cast<size_t>(valid / 16) : 8, spread, global);
+                           kTail ? static_cast<size_t>(valid / 16) : 8, spread);
   }
-  float row_scale(int64_t) const { return 1.0f; }
+  float row_scale(int64_t) const { return global; }
 };
 
 struct Nvfp4Avx2 {

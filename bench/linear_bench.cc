@@ -1,0 +1,278 @@
+// Weight-streaming speed of cpu_linear (kernels/cpu/linear.h) per weight format and ISA path, next
+// to the machine's own memory bandwidth measured in the same run: a memcpy of a 256 MiB buffer and
+// a read-only sum over 256 MiB (one thread, and every thread of the pool). Each format's weight is
+// ~64 MiB, in four copies used in turn so the 256 MiB working set streams from memory rather than
+// a large last-level cache, as a model's weights do in decode. Reported per benchmark:
+//   GB/s       weight bytes read (data + scales) per second, decimal GB
+//   vs_read1   GB/s over the 1-thread read-only bandwidth      (1-thread runs)
+//   vs_readN   GB/s over the all-threads read-only bandwidth   (all-thread runs)
+//   vs_memcpy  GB/s over memcpy's bytes copied per second
+// Arguments: format, isa (0 scalar, 1 avx2, 2 avx512), activations (0 f32, 1 bf16), threads
+// (0 = all), tokens. Paths this CPU lacks are skipped with a message. Not a test.
+#include <benchmark/benchmark.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "base/thread_pool.h"
+#include "kernels/cpu/linear.h"
+
+namespace minimax {
+namespace {
+
+constexpr size_t kBufferBytes = size_t{256} << 20;
+constexpr int kCopies = 4;
+
+struct Bandwidth {
+  double memcpy_bytes_per_s = 0, read1_bytes_per_s = 0, readn_bytes_per_s = 0;
+};
+Bandwidth g_bandwidth;
+
+// Fast deterministic bytes (xorshift64*).
+void fill_random(uint8_t* p, size_t n, uint64_t seed) {
+  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (size_t i = 0; i < n; i += 8) {
+    s ^= s >> 12;
+    s ^= s << 25;
+    s ^= s >> 27;
+    const uint64_t v = s * 0x2545F4914F6CDD1Dull;
+    std::memcpy(p + i, &v, std::min<size_t>(8, n - i));
+  }
+}
+
+uint64_t sum_words(const uint8_t* p, size_t n) {
+  uint64_t a[8] = {};
+  for (size_t i = 0; i + 64 <= n; i += 64) {
+    uint64_t w[8];
+    std::memcpy(w, p + i, 64);
+    for (int j = 0; j < 8; ++j) a[j] += w[j];
+  }
+  return a[0] + a[1] + a[2] + a[3] + a[4] + a[5] + a[6] + a[7];
+}
+
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// Best of five of each, over buffers touched beforehand (no page faults in the timing).
+Bandwidth measure_bandwidth(ThreadPool& pool) {
+  std::unique_ptr<uint8_t[]> src(new uint8_t[kBufferBytes]), dst(new uint8_t[kBufferBytes]);
+  fill_random(src.get(), kBufferBytes, 1);
+  std::memset(dst.get(), 0, kBufferBytes);
+  Bandwidth b;
+  volatile uint64_t sink = 0;
+  for (int round = 0; round < 5; ++round) {
+    auto t0 = std::chrono::steady_clock::now();
+    std::memcpy(dst.get(), src.get(), kBufferBytes);
+    b.memcpy_bytes_per_s = std::max(b.memcpy_bytes_per_s, kBufferBytes / seconds_since(t0));
+    t0 = std::chrono::steady_clock::now();
+    sink = sink + sum_words(src.get(), kBufferBytes);
+    b.read1_bytes_per_s = std::max(b.read1_bytes_per_s, kBufferBytes / seconds_since(t0));
+    const uint8_t* base = src.get();
+    const size_t threads = pool.size();
+    std::vector<uint64_t> partial(threads);
+    t0 = std::chrono::steady_clock::now();
+    pool.parallel_for(threads, [&](size_t begin, size_t end, size_t) {
+      for (size_t i = begin; i < end; ++i) {
+        const size_t lo = kBufferBytes * i / threads / 64 * 64;
+        const size_t hi = kBufferBytes * (i + 1) / threads / 64 * 64;
+        partial[i] = sum_words(base + lo, hi - lo);
+      }
+    });
+    b.readn_bytes_per_s = std::max(b.readn_bytes_per_s, kBufferBytes / seconds_since(t0));
+    for (uint64_t p : partial) sink = sink + p;
+  }
+  return b;
+}
+
+ThreadPool& pool_of(int64_t threads) {
+  static ThreadPool one(1), all(0);
+  return threads == 1 ? one : all;
+}
+
+// ~64 MiB of data per copy.
+WeightView shape_of(WeightFormat f) {
+  WeightView w;
+  w.format = f;
+  w.cols = 8192;
+  switch (f) {
+    case WeightFormat::kF32:
+      w.rows = 2048;
+      break;
+    case WeightFormat::kBF16:
+      w.rows = 4096;
+      break;
+    case WeightFormat::kFp8Block:
+    case WeightFormat::kFp8Channel:
+      w.rows = 8192;
+      break;
+    case WeightFormat::kMxfp4:
+    case WeightFormat::kNvfp4:
+      w.rows = 16384;
+      break;
+  }
+  return w;
+}
+
+struct Weights {
+  WeightFormat format;
+  std::vector<std::vector<uint8_t>> data, scales;
+  std::vector<WeightView> views;
+  int64_t bytes = 0;  // data + scales of one copy
+};
+
+// Finite values only (NaN or subnormal f32 inputs could take slow paths that real weights do not).
+void make_finite(WeightFormat f, std::vector<uint8_t>& data) {
+  if (f == WeightFormat::kF32 || f == WeightFormat::kBF16) {
+    const size_t step = f == WeightFormat::kF32 ? 4 : 2;
+    for (size_t i = step - 1; i < data.size(); i += step) data[i] = (data[i] & 0x80) | 0x3C;
+  } else if (f == WeightFormat::kFp8Block || f == WeightFormat::kFp8Channel) {
+    for (auto& b : data) b &= 0xF7;  // clears a bit of the exponent: never S.1111.111
+  }
+}
+
+const Weights& weights_of(WeightFormat f) {
+  static std::unique_ptr<Weights> cached;
+  if (cached && cached->format == f) return *cached;
+  cached.reset();  // one format's copies at a time
+  auto w = std::make_unique<Weights>();
+  w->format = f;
+  const WeightView shape = shape_of(f);
+  int64_t data_bytes = 0, scale_bytes = 0;
+  switch (f) {
+    case WeightFormat::kF32:
+      data_bytes = shape.rows * shape.cols * 4;
+      break;
+    case WeightFormat::kBF16:
+      data_bytes = shape.rows * shape.cols * 2;
+      break;
+    case WeightFormat::kFp8Block:
+      data_bytes = shape.rows * shape.cols;
+      scale_bytes = (shape.rows / 128) * (shape.cols / 128) * 4;
+      break;
+    case WeightFormat::kFp8Channel:
+      data_bytes = shape.rows * shape.cols;
+      scale_bytes = shape.rows * 4;
+      break;
+    case WeightFormat::kMxfp4:
+      data_bytes = shape.rows * shape.cols / 2;
+      scale_bytes = shape.rows * shape.cols / 32;
+      break;
+    case WeightFormat::kNvfp4:
+      data_bytes = shape.rows * shape.cols / 2;
+      scale_bytes = shape.rows * shape.cols / 16;
+      break;
+  }
+  w->bytes = data_bytes + scale_bytes;
+  for (int copy = 0; copy < kCopies; ++copy) {
+    std::vector<uint8_t> data(data_bytes), scales(scale_bytes);
+    fill_random(data.data(), data.size(), 10 + copy);
+    make_finite(f, data);
+    if (f == WeightFormat::kFp8Block || f == WeightFormat::kFp8Channel) {
+      for (size_t i = 0; i < scales.size(); i += 4) {
+        const float s = 0.001f;
+        std::memcpy(&scales[i], &s, 4);
+      }
+    } else if (f == WeightFormat::kMxfp4) {
+      std::fill(scales.begin(), scales.end(), uint8_t{120});
+    } else if (f == WeightFormat::kNvfp4) {
+      std::fill(scales.begin(), scales.end(), uint8_t{0x38});  // 1.0
+    }
+    WeightView v = shape;
+    v.data = data.data();
+    v.scales = scales.empty() ? nullptr : scales.data();
+    v.global_scale = 0.01f;
+    w->data.push_back(std::move(data));
+    w->scales.push_back(std::move(scales));
+    w->views.push_back(v);
+  }
+  cached = std::move(w);
+  return *cached;
+}
+
+void BM_Linear(benchmark::State& state) {
+  const auto format = static_cast<WeightFormat>(state.range(0));
+  CpuLinearOptions options;
+  options.isa = static_cast<CpuIsa>(state.range(1));
+  options.activations = static_cast<ActivationPrecision>(state.range(2));
+  const int64_t threads = state.range(3), tokens = state.range(4);
+  if (!cpu_supports(options.isa)) {
+    state.SkipWithError("this CPU lacks the ISA level");
+    return;
+  }
+  if (options.activations == ActivationPrecision::kBF16 && !cpu_features().avx512_bf16) {
+    state.SkipWithError("this CPU lacks AVX512_BF16");
+    return;
+  }
+  ThreadPool& pool = pool_of(threads);
+  const Weights& w = weights_of(format);
+  std::vector<float> x(tokens * w.views[0].cols), y(tokens * w.views[0].rows);
+  std::mt19937 rng(1);
+  std::normal_distribution<float> normal;
+  for (auto& v : x) v = normal(rng);
+  int copy = 0;
+  for (auto _ : state) {
+    cpu_linear(w.views[copy], x.data(), tokens, y.data(), pool, options);
+    benchmark::DoNotOptimize(y.data());
+    copy = (copy + 1) % kCopies;
+  }
+  const double bytes = static_cast<double>(w.bytes) * static_cast<double>(state.iterations());
+  state.counters["GB/s"] = benchmark::Counter(bytes / 1e9, benchmark::Counter::kIsRate);
+  const double read =
+      pool.size() == 1 ? g_bandwidth.read1_bytes_per_s : g_bandwidth.readn_bytes_per_s;
+  state.counters[pool.size() == 1 ? "vs_read1" : "vs_readN"] =
+      benchmark::Counter(bytes / read, benchmark::Counter::kIsRate);
+  state.counters["vs_memcpy"] =
+      benchmark::Counter(bytes / g_bandwidth.memcpy_bytes_per_s, benchmark::Counter::kIsRate);
+  state.SetLabel(std::string(cpu_isa_name(options.isa)) +
+                 (options.activations == ActivationPrecision::kBF16 ? "+bf16x" : "") + " " +
+                 std::to_string(pool.size()) + "T " + std::to_string(tokens) + "tok");
+}
+
+void register_benchmarks() {
+  const WeightFormat formats[] = {WeightFormat::kF32,        WeightFormat::kBF16,
+                                  WeightFormat::kFp8Channel, WeightFormat::kFp8Block,
+                                  WeightFormat::kMxfp4,      WeightFormat::kNvfp4};
+  const char* names[] = {"f32", "bf16", "fp8_channel", "fp8_block", "mxfp4", "nvfp4"};
+  for (int i = 0; i < 6; ++i) {
+    auto* b = benchmark::RegisterBenchmark((std::string("linear/") + names[i]).c_str(), BM_Linear);
+    b->ArgNames({"format", "isa", "act", "threads", "tokens"});
+    b->UseRealTime()->Unit(benchmark::kMillisecond);
+    for (int threads : {1, 0}) {
+      b->Args({static_cast<int>(formats[i]), 1, 0, threads, 1});
+      b->Args({static_cast<int>(formats[i]), 2, 0, threads, 1});
+      if (formats[i] != WeightFormat::kF32)
+        b->Args({static_cast<int>(formats[i]), 2, 1, threads, 1});
+    }
+    b->Args({static_cast<int>(formats[i]), 0, 0, 1, 1});  // scalar, for scale
+    b->Args({static_cast<int>(formats[i]), 2, 0, 0, 4});  // small batches share one pass
+    b->Args({static_cast<int>(formats[i]), 2, 0, 0, 16});
+  }
+}
+
+}  // namespace
+}  // namespace minimax
+
+int main(int argc, char** argv) {
+  using namespace minimax;
+  benchmark::Initialize(&argc, argv);
+  g_bandwidth = measure_bandwidth(pool_of(0));
+  std::printf(
+      "memory bandwidth (best of 5 over %zu MiB): memcpy %.2f GB/s copied, read-only sum %.2f GB/s "
+      "(1 thread), %.2f GB/s (%zu threads)\n",
+      kBufferBytes >> 20, g_bandwidth.memcpy_bytes_per_s / 1e9, g_bandwidth.read1_bytes_per_s / 1e9,
+      g_bandwidth.readn_bytes_per_s / 1e9, pool_of(0).size());
+  std::printf("CPU: avx2 %d, avx512 %d, avx512_bf16 %d; default kernels: %s\n", cpu_features().avx2,
+              cpu_features().avx512, cpu_features().avx512_bf16,
+              std::string(cpu_isa_name(default_cpu_isa())).c_str());
+  register_benchmarks();
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
