@@ -3,7 +3,7 @@
 // a read-only sum over 256 MiB (one thread, and every thread of the pool). Each format's weight is
 // ~64 MiB, in four copies used in turn so the 256 MiB working set streams from memory rather than
 // a large last-level cache, as a model's weights do in decode. Reported per benchmark:
-//   GB/s       weight bytes read (data + scales) per second, decimal GB
+//   weight_GB  weight bytes read (data + scales) per second, in decimal GB (shown as N/s)
 //   vs_read1   GB/s over the 1-thread read-only bandwidth      (1-thread runs)
 //   vs_readN   GB/s over the all-threads read-only bandwidth   (all-thread runs)
 //   vs_memcpy  GB/s over memcpy's bytes copied per second
@@ -223,7 +223,7 @@ void BM_Linear(benchmark::State& state) {
     copy = (copy + 1) % kCopies;
   }
   const double bytes = static_cast<double>(w.bytes) * static_cast<double>(state.iterations());
-  state.counters["GB/s"] = benchmark::Counter(bytes / 1e9, benchmark::Counter::kIsRate);
+  state.counters["weight_GB"] = benchmark::Counter(bytes / 1e9, benchmark::Counter::kIsRate);
   const double read =
       pool.size() == 1 ? g_bandwidth.read1_bytes_per_s : g_bandwidth.readn_bytes_per_s;
   state.counters[pool.size() == 1 ? "vs_read1" : "vs_readN"] =

@@ -202,39 +202,43 @@ void run_linear(const WeightView& w, const float* x, int64_t tokens, float* y, T
   if (tokens == 0) return;
   const RowKernel kernel = select_kernel(w, options);
 
-  thread_local AlignedScratch scratch;
+  // Tokens in blocks whose prepared activations fit in L2: each block is one pass over the
+  // weight, so decode and small batches (up to ~20-80 tokens, by width) read it once per call.
   const int64_t stride = (w.cols + kernel.chunk_cols - 1) / kernel.chunk_cols * kernel.chunk_cols;
   const int64_t element_bytes = kernel.bf16_x ? 2 : 4;
-  void* prepared = scratch.get(static_cast<size_t>(tokens * stride * element_bytes));
-  if (kernel.bf16_x) {
-    permute_activations(kernel, x, tokens, w.cols, stride, static_cast<uint16_t*>(prepared),
-                        [](float v) { return to_bf16(v); });
-  } else {
-    permute_activations(kernel, x, tokens, w.cols, stride, static_cast<float*>(prepared),
-                        [](float v) { return v; });
-  }
-
-  LinearJob job;
-  job.w = &w;
-  job.x = prepared;
-  job.x_stride = stride;
-  job.tokens = tokens;
-  job.token_block = std::clamp<int64_t>(kTokenBlockBytes / (stride * element_bytes) / 4 * 4, 4,
-                                        std::max<int64_t>(tokens, 4));
-  job.y = y;
+  const int64_t block = std::clamp<int64_t>(kTokenBlockBytes / (stride * element_bytes), 4, 256);
+  thread_local AlignedScratch scratch;
+  void* prepared =
+      scratch.get(static_cast<size_t>(std::min(tokens, block) * stride * element_bytes));
 
   const int64_t threads = pool == nullptr ? 1 : static_cast<int64_t>(pool->size());
   const int64_t parts =
       std::clamp<int64_t>(weight_bytes(w) / std::max<int64_t>(options.min_bytes_per_thread, 1), 1,
                           std::min(threads, (w.rows + kRowAlign - 1) / kRowAlign));
-  if (parts == 1) {
-    kernel.run(job, 0, w.rows);
-    return;
+  for (int64_t t0 = 0; t0 < tokens; t0 += block) {
+    const int64_t n = std::min(block, tokens - t0);
+    if (kernel.bf16_x) {
+      permute_activations(kernel, x + t0 * w.cols, n, w.cols, stride,
+                          static_cast<uint16_t*>(prepared), [](float v) { return to_bf16(v); });
+    } else {
+      permute_activations(kernel, x + t0 * w.cols, n, w.cols, stride, static_cast<float*>(prepared),
+                          [](float v) { return v; });
+    }
+    LinearJob job;
+    job.w = &w;
+    job.x = prepared;
+    job.x_stride = stride;
+    job.tokens = n;
+    job.y = y + t0 * w.rows;
+    if (parts == 1) {
+      kernel.run(job, 0, w.rows);
+      continue;
+    }
+    const Split split{&job, kernel.run, parts};
+    pool->parallel_for(static_cast<size_t>(parts), [&split](size_t begin, size_t end, size_t) {
+      for (size_t p = begin; p < end; ++p) run_part(split, static_cast<int64_t>(p));
+    });
   }
-  const Split split{&job, kernel.run, parts};
-  pool->parallel_for(static_cast<size_t>(parts), [&split](size_t begin, size_t end, size_t) {
-    for (size_t p = begin; p < end; ++p) run_part(split, static_cast<int64_t>(p));
-  });
 }
 
 }  // namespace

@@ -94,30 +94,27 @@ MINIMAX_AVX2 void tile256(const D& d, const LinearJob& job, int64_t row0, int64_
 template <class D>
 MINIMAX_AVX2 void rows256(const LinearJob& job, int64_t row_begin, int64_t row_end) {
   const D d(*job.w);
-  for (int64_t tb = 0; tb < job.tokens; tb += job.token_block) {
-    const int64_t te = std::min(job.tokens, tb + job.token_block);
-    if (te - tb == 1) {
-      int64_t r = row_begin;
-      for (; r + 4 <= row_end; r += 4) tile256<D, 4, 1>(d, job, r, tb);
-      for (; r < row_end; ++r) tile256<D, 1, 1>(d, job, r, tb);
-      continue;
-    }
-    for (int64_t r = row_begin; r < row_end; ++r) {
-      for (int64_t t = tb; t < te; t += 4) {
-        switch (std::min<int64_t>(4, te - t)) {
-          case 1:
-            tile256<D, 1, 1>(d, job, r, t);
-            break;
-          case 2:
-            tile256<D, 1, 2>(d, job, r, t);
-            break;
-          case 3:
-            tile256<D, 1, 3>(d, job, r, t);
-            break;
-          default:
-            tile256<D, 1, 4>(d, job, r, t);
-            break;
-        }
+  if (job.tokens == 1) {
+    int64_t r = row_begin;
+    for (; r + 4 <= row_end; r += 4) tile256<D, 4, 1>(d, job, r, 0);
+    for (; r < row_end; ++r) tile256<D, 1, 1>(d, job, r, 0);
+    return;
+  }
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    for (int64_t t = 0; t < job.tokens; t += 4) {
+      switch (std::min<int64_t>(4, job.tokens - t)) {
+        case 1:
+          tile256<D, 1, 1>(d, job, r, t);
+          break;
+        case 2:
+          tile256<D, 1, 2>(d, job, r, t);
+          break;
+        case 3:
+          tile256<D, 1, 3>(d, job, r, t);
+          break;
+        default:
+          tile256<D, 1, 4>(d, job, r, t);
+          break;
       }
     }
   }

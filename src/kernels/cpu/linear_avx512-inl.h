@@ -157,16 +157,13 @@ MINIMAX_AVX512 void token_tiles512(const D& d, const LinearJob& job, int64_t r, 
 template <class D>
 MINIMAX_AVX512 void rows512(const LinearJob& job, int64_t row_begin, int64_t row_end) {
   const D d(*job.w);
-  for (int64_t tb = 0; tb < job.tokens; tb += job.token_block) {
-    const int64_t te = std::min(job.tokens, tb + job.token_block);
-    int64_t r = row_begin;
-    if (te - tb == 1) {
-      for (; r + 4 <= row_end; r += 4) tile512<D, 4, 1>(d, job, r, tb);
-    } else {
-      for (; r + 2 <= row_end; r += 2) token_tiles512<D, 2>(d, job, r, tb, te);
-    }
-    for (; r < row_end; ++r) token_tiles512<D, 1>(d, job, r, tb, te);
+  int64_t r = row_begin;
+  if (job.tokens == 1) {
+    for (; r + 4 <= row_end; r += 4) tile512<D, 4, 1>(d, job, r, 0);
+  } else {
+    for (; r + 2 <= row_end; r += 2) token_tiles512<D, 2>(d, job, r, 0, job.tokens);
   }
+  for (; r < row_end; ++r) token_tiles512<D, 1>(d, job, r, 0, job.tokens);
 }
 
 // Byte mask of the first n (< 64) bytes / words / dwords.

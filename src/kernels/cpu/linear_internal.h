@@ -16,11 +16,10 @@ struct LinearJob {
   // token row zero-padded to a whole number of chunks: f32, or bf16 bits when RowKernel::bf16_x.
   const void* x = nullptr;
   int64_t x_stride = 0;  // elements per prepared token row
+  // Tokens of this job; they share each pass over a weight row. The dispatcher cuts larger
+  // batches into jobs whose activations fit in L2.
   int64_t tokens = 0;
-  // Tokens that share one pass over a weight row: their prepared rows stay in L2 while each weight
-  // row is read once for all of them. Larger batches are processed block by block.
-  int64_t token_block = 0;
-  float* y = nullptr;  // [tokens, rows]
+  float* y = nullptr;  // [tokens, rows], row stride w->rows
 };
 
 // Computes y for rows [row_begin, row_end) and every token of the job.
