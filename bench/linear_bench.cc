@@ -235,6 +235,52 @@ void BM_Linear(benchmark::State& state) {
                  std::to_string(pool.size()) + "T " + std::to_string(tokens) + "tok");
 }
 
+// The bandwidth baselines again as benchmarks, before and after the kernels, to show how much the
+// machine's bandwidth drifted during the run (shared machines).
+void BM_Memcpy(benchmark::State& state) {
+  static std::unique_ptr<uint8_t[]> src(new uint8_t[kBufferBytes]), dst(new uint8_t[kBufferBytes]);
+  std::memset(src.get(), 1, kBufferBytes);
+  std::memset(dst.get(), 0, kBufferBytes);
+  for (auto _ : state) {
+    std::memcpy(dst.get(), src.get(), kBufferBytes);
+    benchmark::ClobberMemory();
+  }
+  state.counters["copied_GB"] = benchmark::Counter(
+      static_cast<double>(kBufferBytes) * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+}
+
+void BM_ReadSum(benchmark::State& state) {
+  static std::unique_ptr<uint8_t[]> src(new uint8_t[kBufferBytes]);
+  std::memset(src.get(), 1, kBufferBytes);
+  ThreadPool& pool = pool_of(state.range(0));
+  const size_t threads = pool.size();
+  std::vector<uint64_t> partial(threads);
+  for (auto _ : state) {
+    pool.parallel_for(threads, [&](size_t begin, size_t end, size_t) {
+      for (size_t i = begin; i < end; ++i) {
+        const size_t lo = kBufferBytes * i / threads / 64 * 64;
+        const size_t hi = kBufferBytes * (i + 1) / threads / 64 * 64;
+        partial[i] = sum_words(src.get() + lo, hi - lo);
+      }
+    });
+    benchmark::DoNotOptimize(partial.data());
+  }
+  state.counters["read_GB"] = benchmark::Counter(
+      static_cast<double>(kBufferBytes) * state.iterations() / 1e9, benchmark::Counter::kIsRate);
+}
+
+void register_baselines() {
+  benchmark::RegisterBenchmark("baseline/memcpy_256MiB", BM_Memcpy)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+  benchmark::RegisterBenchmark("baseline/read_sum_256MiB", BM_ReadSum)
+      ->ArgNames({"threads"})
+      ->Arg(1)
+      ->Arg(0)
+      ->UseRealTime()
+      ->Unit(benchmark::kMillisecond);
+}
+
 void register_benchmarks() {
   const WeightFormat formats[] = {WeightFormat::kF32,        WeightFormat::kBF16,
                                   WeightFormat::kFp8Channel, WeightFormat::kFp8Block,
@@ -271,7 +317,9 @@ int main(int argc, char** argv) {
   std::printf("CPU: avx2 %d, avx512 %d, avx512_bf16 %d; default kernels: %s\n", cpu_features().avx2,
               cpu_features().avx512, cpu_features().avx512_bf16,
               std::string(cpu_isa_name(default_cpu_isa())).c_str());
+  register_baselines();
   register_benchmarks();
+  register_baselines();
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
   return 0;

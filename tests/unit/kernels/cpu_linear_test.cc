@@ -1,8 +1,9 @@
 // Tests of cpu_linear (kernels/cpu/linear.h): every weight format on every ISA path this CPU runs
 // (the others skip), odd shapes, 1-16 tokens, misaligned pointers, one and two threads, and real
 // layer shapes of M2 and M3, against a float64 product of the weight as the scalar reference
-// decoders of formats/ decode it. Bound: |y - y_ref| <= ((cols/8 + 32)·2^-24 + a)·Σ|x|·|w|, with
-// a = 0 for f32 activations and a = 2^-8 for bf16 activations (x rounded to bf16, ≤ 2^-9 each).
+// decoders of formats/ decode it. Bound: |y - y_ref| <= (cols/8 + 32)·2^-24·Σ|x|·|w|; for the
+// bf16-activation paths y_ref uses x rounded to bf16 (so against the exact x the bound grows by
+// 2^-9·Σ|x|·|w|), which checks that the rounding of x is their only extra error.
 #include <gtest/gtest.h>
 
 #include <array>
