@@ -10,6 +10,7 @@
 // Arguments: format, isa (0 scalar, 1 avx2, 2 avx512), activations (0 f32, 1 bf16), threads
 // (0 = all), tokens. Paths this CPU lacks are skipped with a message. Not a test.
 #include <benchmark/benchmark.h>
+#include <immintrin.h>
 
 #include <algorithm>
 #include <chrono>
@@ -46,14 +47,43 @@ void fill_random(uint8_t* p, size_t n, uint64_t seed) {
   }
 }
 
-uint64_t sum_words(const uint8_t* p, size_t n) {
-  uint64_t a[8] = {};
-  for (size_t i = 0; i + 64 <= n; i += 64) {
-    uint64_t w[8];
-    std::memcpy(w, p + i, 64);
-    for (int j = 0; j < 8; ++j) a[j] += w[j];
+// The read-only loop reads its range as four quarters side by side, as the kernels read four
+// weight rows side by side for one token (one stream alone measures 20-30% less here): AVX2 adds,
+// 64 bytes per quarter and step, far above what memory delivers to one core; plain 64-bit adds
+// where the CPU has no AVX2.
+__attribute__((target("avx2"), always_inline)) inline __m256i pair(const uint8_t* at) {
+  return _mm256_add_epi64(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(at)),
+                          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(at + 32)));
+}
+
+__attribute__((target("avx2"))) uint64_t sum_words_avx2(const uint8_t* p, size_t n) {
+  const size_t q = n / 4 / 64 * 64;
+  const uint8_t* s[4] = {p, p + q, p + 2 * q, p + 3 * q};
+  __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+  for (size_t i = 0; i < q; i += 64) {
+    a0 = _mm256_add_epi64(a0, pair(s[0] + i));
+    a1 = _mm256_add_epi64(a1, pair(s[1] + i));
+    a2 = _mm256_add_epi64(a2, pair(s[2] + i));
+    a3 = _mm256_add_epi64(a3, pair(s[3] + i));
   }
-  return a[0] + a[1] + a[2] + a[3] + a[4] + a[5] + a[6] + a[7];
+  alignas(32) uint64_t lanes[4];
+  _mm256_store_si256(reinterpret_cast<__m256i*>(lanes),
+                     _mm256_add_epi64(_mm256_add_epi64(a0, a1), _mm256_add_epi64(a2, a3)));
+  return lanes[0] + lanes[1] + lanes[2] + lanes[3];
+}
+
+uint64_t sum_words(const uint8_t* p, size_t n) {
+  if (cpu_features().avx2) return sum_words_avx2(p, n);
+  const size_t q = n / 4 / 8 * 8;
+  uint64_t a[4] = {};
+  for (size_t i = 0; i < q; i += 8) {
+    for (int j = 0; j < 4; ++j) {
+      uint64_t w;
+      std::memcpy(&w, p + j * q + i, 8);
+      a[j] += w;
+    }
+  }
+  return a[0] + a[1] + a[2] + a[3];
 }
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {

@@ -3,17 +3,36 @@
 
 #include <cstdlib>
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
 #include "base/error.h"
 
 namespace minimax {
+namespace {
+
+#if defined(__x86_64__) || defined(__i386__)
+// F16C straight from CPUID (leaf 1, ECX bit 29): clang does not know "f16c" as a
+// __builtin_cpu_supports name. Only consulted together with AVX2, whose check already covers the
+// OS saving the ymm state.
+bool cpu_has_f16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return false;
+  return (ecx & (1u << 29)) != 0;
+}
+#endif
+
+}  // namespace
 
 const CpuFeatures& cpu_features() {
   static const CpuFeatures features = [] {
     CpuFeatures f;
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_cpu_init();
-    f.avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-             __builtin_cpu_supports("f16c");
+    // BMI1/2 too: the kernels are compiled with them (bzhi; the compiler may pick shlx, andn).
+    f.avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c() &&
+             __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
     f.avx512 = f.avx2 && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
                __builtin_cpu_supports("avx512vbmi");

@@ -10,12 +10,12 @@ namespace minimax {
 // Ordered: each level's kernels need everything the level below needs.
 enum class CpuIsa : int {
   kScalar = 0,  // portable C++ (any CPU, and the fallback for unusual shapes)
-  kAvx2 = 1,    // AVX2 + FMA + F16C (Haswell, Zen 1 and later)
+  kAvx2 = 1,    // AVX2, FMA, F16C, BMI1, BMI2 (Haswell, Zen 1 and later)
   kAvx512 = 2,  // AVX-512 F, BW, VL, DQ, VBMI (Ice Lake, Sapphire Rapids, Zen 4 and later)
 };
 
 struct CpuFeatures {
-  bool avx2 = false;         // AVX2, FMA and F16C together
+  bool avx2 = false;         // AVX2, FMA, F16C, BMI1 and BMI2 together
   bool avx512 = false;       // F, BW, VL, DQ and VBMI together (what the kAvx512 kernels use)
   bool avx512_bf16 = false;  // AVX512_BF16 (vdpbf16ps), on top of `avx512`
 };

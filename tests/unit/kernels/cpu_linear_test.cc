@@ -226,7 +226,7 @@ const Path kPaths[] = {{CpuIsa::kScalar, ActivationPrecision::kF32},
 std::string unsupported(const Path& p) {
   if (!cpu_supports(p.isa))
     return "this CPU lacks " + std::string(cpu_isa_name(p.isa)) +
-           (p.isa == CpuIsa::kAvx512 ? " (F, BW, VL, DQ and VBMI)" : " (AVX2, FMA and F16C)");
+           (p.isa == CpuIsa::kAvx512 ? " (F, BW, VL, DQ and VBMI)" : " (AVX2, FMA, F16C, BMI1/2)");
   if (p.activations == ActivationPrecision::kBF16 && !cpu_features().avx512_bf16)
     return "this CPU lacks AVX512_BF16 (vdpbf16ps)";
   return "";
