@@ -120,6 +120,12 @@ MINIMAX_AVX2 void rows256(const LinearJob& job, int64_t row_begin, int64_t row_e
   }
 }
 
+// Software prefetch ahead in each weight row (see kPrefetchBytes in linear_avx512-inl.h).
+template <bool kTail>
+MINIMAX_AVX2 MINIMAX_ALWAYS_INLINE void prefetch256(const void* p) {
+  if constexpr (!kTail) _mm_prefetch(static_cast<const char*>(p) + 512, _MM_HINT_T0);
+}
+
 // The last, partial chunk of a row copied into zeros, so whole-vector loads never read past the
 // row (AVX2 has no byte-masked loads).
 template <int kBytes>

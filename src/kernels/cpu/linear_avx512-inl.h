@@ -166,6 +166,15 @@ MINIMAX_AVX512 void rows512(const LinearJob& job, int64_t row_begin, int64_t row
   for (; r < row_end; ++r) token_tiles512<D, 1>(d, job, r, 0, job.tokens);
 }
 
+// Software prefetch this far ahead in each weight row. The hardware prefetchers alone leave the
+// decode-heavy kernels (FP8, FP4) 10-15% below the machine's read bandwidth; 512 bytes measured
+// best of 256-4096 on FP8.
+inline constexpr int kPrefetchBytes = 512;
+template <bool kTail>
+MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void prefetch512(const void* p) {
+  if constexpr (!kTail) _mm_prefetch(static_cast<const char*>(p) + kPrefetchBytes, _MM_HINT_T0);
+}
+
 // Byte mask of the first n (< 64) bytes / words / dwords.
 MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE __mmask64 first_bytes(int n) {
   return _bzhi_u64(~0ull, static_cast<unsigned>(n));

@@ -36,6 +36,7 @@ struct Bf16Avx512 {
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
                                                  __m512* w) const {
     const uint8_t* p = data + row * row_bytes + c * 64;
+    prefetch512<kTail>(p);
     const __m512i v = kTail
                           ? _mm512_maskz_loadu_epi16(static_cast<__mmask32>(first_bytes(valid)), p)
                           : _mm512_loadu_si512(p);
@@ -55,6 +56,7 @@ struct Bf16Avx2 {
   template <bool kTail>
   MINIMAX_AVX2 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid, __m256* w) const {
     const uint8_t* p = data + row * row_bytes + c * 32;
+    prefetch256<kTail>(p);
     __m256i v;
     if constexpr (kTail) {
       const TailBuffer<32> tail(p, 2 * valid);

@@ -26,6 +26,7 @@ struct Bf16Bf16x {
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
                                                  __m512i* w) const {
     const uint8_t* p = data + row * row_bytes + c * 64;
+    prefetch512<kTail>(p);
     w[0] = kTail ? _mm512_maskz_loadu_epi16(static_cast<__mmask32>(first_bytes(valid)), p)
                  : _mm512_loadu_si512(p);
   }
@@ -63,6 +64,7 @@ struct Fp8Bf16x {
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
                                                  __m512i* w) const {
     const uint8_t* p = data + row * cols + c * 64;
+    prefetch512<kTail>(p);
     tables.pairs(kTail ? _mm512_maskz_loadu_epi8(first_bytes(valid), p) : _mm512_loadu_si512(p), w);
   }
   static constexpr int group(int) { return 0; }

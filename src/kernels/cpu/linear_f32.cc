@@ -19,6 +19,7 @@ struct F32Avx512 {
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
                                                  __m512* w) const {
     const float* p = data + row * cols + c * kChunkCols;
+    prefetch512<kTail>(p);
     w[0] = kTail ? _mm512_maskz_loadu_ps(static_cast<__mmask16>(first_bytes(valid)), p)
                  : _mm512_loadu_ps(p);
   }
@@ -36,6 +37,7 @@ struct F32Avx2 {
   template <bool kTail>
   MINIMAX_AVX2 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid, __m256* w) const {
     const float* p = data + row * cols + c * kChunkCols;
+    prefetch256<kTail>(p);
     if constexpr (kTail) {
       // vmaskmovps does not touch the masked-off elements, so it cannot fault past the row.
       const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);

@@ -21,6 +21,7 @@ struct Fp4Elements512 {
   template <bool kTail>
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void decode(const uint8_t* p, int valid_cols,
                                                    __m512* w) const {
+    prefetch512<kTail>(p);
     const __m512i bytes =
         kTail ? _mm512_maskz_loadu_epi8(first_bytes(valid_cols / 2), p) : _mm512_loadu_si512(p);
     w[0] = _mm512_permutexvar_ps(bytes, table);
@@ -54,6 +55,7 @@ struct Fp4Pairs512 {
   template <bool kTail>
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void decode(const uint8_t* p, int valid_cols,
                                                    __m512i* w) const {
+    prefetch512<kTail>(p);
     const __m512i bytes =
         kTail ? _mm512_maskz_loadu_epi8(first_bytes(valid_cols / 2), p) : _mm512_loadu_si512(p);
     const __m512i low4 = _mm512_set1_epi8(0x0F);
@@ -147,6 +149,7 @@ struct Fp4Elements256 {
   template <bool kTail>
   MINIMAX_AVX2 MINIMAX_ALWAYS_INLINE void decode(const uint8_t* p, int valid_cols,
                                                  __m256* w) const {
+    prefetch256<kTail>(p);
     __m256i bytes;
     if constexpr (kTail) {
       const TailBuffer<32> tail(p, valid_cols / 2);

@@ -46,6 +46,7 @@ struct Fp8Avx512 {
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
                                                  __m512* w) const {
     const uint8_t* p = data + row * cols + c * 64;
+    prefetch512<kTail>(p);
     const __m512i codes =
         kTail ? _mm512_maskz_loadu_epi8(first_bytes(valid), p) : _mm512_loadu_si512(p);
     __m512i pairs[2];
@@ -77,6 +78,7 @@ struct Fp8Avx2 {
   template <bool kTail>
   MINIMAX_AVX2 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid, __m256* w) const {
     const uint8_t* p = data + row * cols + c * 16;
+    prefetch256<kTail>(p);
     __m128i raw;
     if constexpr (kTail) {
       const TailBuffer<16> tail(p, valid);
