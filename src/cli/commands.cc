@@ -3,16 +3,20 @@
 
 namespace minimax::cli {
 
+void register_convert(CLI::App& app);
 void register_inspect(CLI::App& app);
 void register_logits(CLI::App& app);
 void register_make_tiny(CLI::App& app);
 void register_quantize(CLI::App& app);
+void register_validate(CLI::App& app);
 
 void register_all(CLI::App& app) {
+  register_convert(app);
   register_inspect(app);
   register_logits(app);
   register_make_tiny(app);
   register_quantize(app);
+  register_validate(app);
 }
 
 }  // namespace minimax::cli

@@ -15,9 +15,10 @@ enum class ActivationPrecision : uint8_t {
   // x is used as given (f32); every product and sum is f32 (fp32 accumulation). The default.
   kF32,
   // x is rounded to bf16 (nearest even) once per call and multiplied with vdpbf16ps (exact
-  // bf16 products, fp32 accumulation). Faster for the 8- and 4-bit formats; adds a relative error
-  // of up to 2^-9 per activation. Only the AVX-512 level with AVX512_BF16 has such kernels; every
-  // other level and the f32 weight format ignore this and compute with f32 activations.
+  // bf16 products, fp32 accumulation): adds a relative error of up to 2^-9 per activation. Half the
+  // instructions per weight byte, yet measured no faster on the development CPU
+  // (docs/cpu_kernels.md). Only the AVX-512 level with AVX512_BF16 has such kernels; the other
+  // levels, f32 weights and FP8 tiles not a multiple of 64 columns wide use f32 activations.
   kBF16,
 };
 

@@ -1,0 +1,174 @@
+// plan_conversion: which output tensor each source tensor becomes, and the output config.json.
+#include "checkpoint/convert_plan.h"
+
+#include <algorithm>
+
+#include "base/error.h"
+#include "checkpoint/quant_config.h"
+#include "checkpoint/tensor_table.h"
+
+namespace minimax {
+namespace {
+
+bool ends_with(const std::string& text, std::string_view suffix) {
+  return text.size() >= suffix.size() &&
+         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+constexpr std::string_view kWeightSuffix = ".weight";
+constexpr std::string_view kScaleSuffix = ".weight_scale";
+
+std::string strip(const std::string& name, std::string_view suffix) {
+  return name.substr(0, name.size() - suffix.size());
+}
+
+// The MXFP4 view of `module` when its weight is U8 and a U8 weight_scale sits beside it; nullopt
+// for anything else. Shapes that do not fit together are an error.
+std::optional<Mxfp4Source> find_mxfp4(const TensorStore& store, const std::string& module) {
+  TensorRef weight = store.find(module + std::string(kWeightSuffix));
+  TensorRef scales = store.find(module + std::string(kScaleSuffix));
+  if (!weight || !scales || weight.info->dtype != DType::kU8 || scales.info->dtype != DType::kU8)
+    return std::nullopt;
+  const auto& ws = weight.info->shape;
+  const auto& ss = scales.info->shape;
+  if (ws.size() != 2 || ss.size() != 2 || ws[0] != ss[0] || ws[1] * 2 != ss[1] * 32 || ws[1] <= 0) {
+    fail(
+        "{}: tensor '{}' {} and its scales '{}' {} are not an MXFP4 pair (expected packed U8 "
+        "[out, in/2] and U8 [out, in/32])",
+        weight.file->path(), weight.info->name, shape_string(ws), scales.info->name,
+        shape_string(ss));
+  }
+  return Mxfp4Source{weight, scales, ws[0], ws[1] * 2};
+}
+
+// Roles whose 2-D ".weight" tensors are Linear modules a compressed-tensors loader matches
+// against `targets` / `ignore`.
+bool is_linear_role(TensorRole role) {
+  switch (role) {
+    case TensorRole::kAttention:
+    case TensorRole::kRouter:
+    case TensorRole::kRoutedExpert:
+    case TensorRole::kSharedExpert:
+    case TensorRole::kDenseFfn:
+    case TensorRole::kIndexBranch:
+    case TensorRole::kLmHead:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// The config written must make a stock loader expect exactly the tensors written: FP8 + scale for
+// the routed experts, the stored dtype for every other Linear.
+void check_config_matches(const nlohmann::json& config, const ConvertPlan& plan,
+                          const ModelConfig& model) {
+  const QuantConfig written = detect_quantization(config, std::nullopt, "converted config.json");
+  if (written.scheme != QuantScheme::kFp8Channel)
+    fail("converted config.json: quantization_config is not compressed-tensors FP8");
+  for (const OutputShard& shard : plan.shards) {
+    for (const OutputTensor& t : shard.tensors) {
+      if (!ends_with(t.decl.name, kWeightSuffix) || t.decl.shape.size() != 2) continue;
+      const TensorRole role = classify_tensor(t.decl.name, model);
+      if (!is_linear_role(role)) continue;
+      const std::string module = strip(t.decl.name, kWeightSuffix);
+      const bool fp8 = t.kind == OutputKind::kFp8Weight;
+      if (written.is_quantized(module) != fp8)
+        fail(
+            "converted config.json: module '{}' is written as {} but the config's ignore list "
+            "makes a loader expect {}",
+            module, dtype_name(t.decl.dtype), fp8 ? "it unquantized" : "FP8");
+    }
+  }
+}
+
+}  // namespace
+
+uint64_t OutputShard::data_bytes() const {
+  uint64_t total = 0;
+  for (const OutputTensor& t : tensors) total += t.decl.nbytes();
+  return total;
+}
+
+nlohmann::json converted_config_json(const ModelConfig& model, Fp8Target target) {
+  nlohmann::json config = model.raw;
+  nlohmann::json quant = quantization_config_json(QuantScheme::kFp8Channel, model);
+  if (target == Fp8Target::kGaudi2) quant["fp8_dtype_flavor"] = "float8_e4m3fnuz";
+  auto text = config.find("text_config");
+  const bool in_text_config = !config.contains("quantization_config") && text != config.end() &&
+                              text->is_object() && text->contains("quantization_config");
+  if (in_text_config) {
+    (*text)["quantization_config"] = quant;
+  } else {
+    config["quantization_config"] = quant;
+  }
+  return config;
+}
+
+std::vector<TensorDecl> safetensors_write_order(std::vector<TensorDecl> decls) {
+  std::stable_sort(decls.begin(), decls.end(), [](const TensorDecl& a, const TensorDecl& b) {
+    return dtype_alignment(a.dtype) > dtype_alignment(b.dtype);
+  });
+  return decls;
+}
+
+const std::map<std::string, std::string>& converted_shard_metadata() {
+  static const std::map<std::string, std::string> metadata = {{"format", "pt"}};
+  return metadata;
+}
+
+ConvertPlan plan_conversion(const TensorStore& source, const ModelConfig& model, Fp8Target target) {
+  ConvertPlan plan;
+  plan.sharded = source.sharded();
+  for (size_t s = 0; s < source.num_shards(); ++s) {
+    const SafetensorsFile& file = source.shard(s);
+    OutputShard shard{source.shard_names()[s], {}};
+    for (const TensorInfo& info : file.tensors()) {
+      plan.source_bytes += info.nbytes();
+      const TensorRole role = classify_tensor(info.name, model);
+      std::optional<Mxfp4Source> mxfp4;
+      const bool is_weight = ends_with(info.name, kWeightSuffix);
+      const bool is_scale = ends_with(info.name, kScaleSuffix);
+      if (is_weight) mxfp4 = find_mxfp4(source, strip(info.name, kWeightSuffix));
+      if (is_scale) mxfp4 = find_mxfp4(source, strip(info.name, kScaleSuffix));
+      OutputTensor out;
+      if (role == TensorRole::kRoutedExpert && !mxfp4) {
+        fail(
+            "{}: routed expert tensor '{}' ({} {}) is not part of an MXFP4 weight (U8 weight + "
+            "U8 weight_scale); only MXFP4 experts can be re-encoded",
+            file.path(), info.name, dtype_name(info.dtype), shape_string(info.shape));
+      }
+      if (!mxfp4) {
+        out.decl = {info.name, info.dtype, info.shape};
+        out.kind = OutputKind::kCopy;
+        out.copy_source = TensorRef{&file, &info};
+        ++plan.copied;
+      } else if (role == TensorRole::kRoutedExpert) {
+        out.mxfp4 = *mxfp4;
+        if (is_weight) {
+          out.kind = OutputKind::kFp8Weight;
+          out.decl = {info.name, DType::kF8_E4M3, {mxfp4->rows, mxfp4->cols}};
+          ++plan.fp8_weights;
+        } else {
+          out.kind = OutputKind::kFp8Scale;
+          out.decl = {info.name, DType::kF32, {mxfp4->rows, 1}};
+        }
+      } else if (is_weight) {
+        out.kind = OutputKind::kBf16Weight;
+        out.mxfp4 = *mxfp4;
+        out.decl = {info.name, DType::kBF16, {mxfp4->rows, mxfp4->cols}};
+        ++plan.bf16_weights;
+      } else {
+        ++plan.dropped_scales;  // a BF16 weight carries no scale
+        continue;
+      }
+      plan.output_bytes += out.decl.nbytes();
+      shard.tensors.push_back(std::move(out));
+    }
+    plan.shards.push_back(std::move(shard));
+  }
+  plan.config = converted_config_json(model, target);
+  check_config_matches(plan.config, plan, model);
+  return plan;
+}
+
+}  // namespace minimax

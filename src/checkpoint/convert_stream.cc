@@ -1,0 +1,362 @@
+// stream_shard: bounded, parallel, verified production of one output shard's bytes.
+#include "checkpoint/convert_stream.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <future>
+#include <map>
+
+#include "base/error.h"
+
+namespace minimax {
+namespace {
+
+// A page fault on a file mapping also maps neighbouring cached pages (fault-around, 64 KiB by
+// default, or a whole large folio), including pages a piece has already released; a release
+// therefore also covers this margin behind the piece (and ahead of a tensor's last piece).
+// Releasing a page still needed later only costs a minor fault.
+constexpr uint64_t kFaultAroundMargin = uint64_t{2} << 20;
+
+uint64_t page_size() {
+  static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+// Per-row results of a tensor's scale pass (its F32 weight_scale, which the writer lays out
+// before the FP8 weights), kept for the weight pass of the same shard so that it neither scans
+// the rows again nor can disagree with the scales written. Two bytes per row.
+struct RowScales {
+  std::vector<int8_t> exponent;  // S; -126..121 fits
+  std::vector<int8_t> span;      // E_hi - E_lo, -1 for an all-zero row (for the histogram)
+};
+
+// A run of rows of one MXFP4 tensor and the buffer it is produced into.
+struct Piece {
+  const OutputTensor* tensor = nullptr;
+  int64_t begin = 0, end = 0;  // rows
+  std::vector<uint8_t>* buffer = nullptr;
+  size_t bytes = 0;             // output bytes of the piece
+  RowScales* scales = nullptr;  // scale pass: filled; weight pass: read (or null: scan again)
+};
+
+uint64_t output_row_bytes(const OutputTensor& t) {
+  switch (t.kind) {
+    case OutputKind::kFp8Weight:
+      return static_cast<uint64_t>(t.mxfp4.cols);
+    case OutputKind::kBf16Weight:
+      return 2 * static_cast<uint64_t>(t.mxfp4.cols);
+    case OutputKind::kFp8Scale:
+      return 4;
+    case OutputKind::kCopy:
+      return 1;
+  }
+  return 1;
+}
+
+// Source bytes a row reads (packed elements), which bounds the pieces of the scale pass.
+uint64_t source_row_bytes(const OutputTensor& t) { return static_cast<uint64_t>(t.mxfp4.cols / 2); }
+
+// A row's exponent range, or an Error naming the scale tensor and block for a 0xFF scale.
+Mxfp4RowRange scan_row_checked(const Mxfp4Source& src, int64_t row) {
+  const int64_t cols = src.cols;
+  const uint8_t* packed = src.weight.data().data() + row * (cols / 2);
+  const uint8_t* scales = src.scales.data().data() + row * (cols / 32);
+  Mxfp4RowRange range = scan_mxfp4_row(packed, scales, cols);
+  if (range.nan_block >= 0) {
+    fail(
+        "{}: tensor '{}' row {} block {} (columns {}..{}): scale byte 0xFF is the e8m0 NaN; "
+        "the block has no value to convert",
+        src.scales.file->path(), src.scales.info->name, row, range.nan_block, range.nan_block * 32,
+        range.nan_block * 32 + 31);
+  }
+  return range;
+}
+
+int row_scale_checked(const Mxfp4Source& src, int64_t row, const Mxfp4RowRange& range,
+                      Fp8Target target) {
+  std::optional<int> s = choose_row_scale(range, target);
+  if (!s) {
+    fail("{}: tensor '{}' row {} cannot be exact in FP8 with one power-of-two scale: {}",
+         src.weight.file->path(), src.weight.info->name, row,
+         describe_unrepresentable_row(range, target));
+  }
+  return *s;
+}
+
+int row_span(const Mxfp4RowRange& range) {
+  return range.any_nonzero ? range.max_exponent - range.min_exponent : -1;
+}
+
+void produce_fp8_row(const Piece& piece, int64_t row, Fp8Target target, RowStats& stats) {
+  const Mxfp4Source& src = piece.tensor->mxfp4;
+  const int64_t cols = src.cols;
+  const uint8_t* packed = src.weight.data().data() + row * (cols / 2);
+  const uint8_t* scales = src.scales.data().data() + row * (cols / 32);
+  int s, span;
+  if (piece.scales != nullptr) {
+    s = piece.scales->exponent[row];
+    span = piece.scales->span[row];
+  } else {
+    const Mxfp4RowRange range = scan_row_checked(src, row);
+    s = row_scale_checked(src, row, range, target);
+    span = row_span(range);
+  }
+  uint8_t* out = piece.buffer->data() + (row - piece.begin) * cols;
+  encode_row_fp8(packed, scales, cols, s, out);
+  const int64_t col = first_fp8_mismatch(packed, scales, cols, s, out);
+  if (col >= 0) {
+    fail(
+        "{}: verification failed: tensor '{}' row {} column {}: MXFP4 source {} but FP8 code "
+        "0x{:02X} x 2^{} does not equal it",
+        src.weight.file->path(), src.weight.info->name, row, col,
+        mxfp4_element_f64(packed, scales, col), out[col], s);
+  }
+  stats.add_fp8_row(s, span, cols);
+}
+
+void produce_bf16_row(const Piece& piece, int64_t row, RowStats& stats) {
+  const Mxfp4Source& src = piece.tensor->mxfp4;
+  const int64_t cols = src.cols;
+  const uint8_t* packed = src.weight.data().data() + row * (cols / 2);
+  const uint8_t* scales = src.scales.data().data() + row * (cols / 32);
+  const Mxfp4RowRange range = scan_row_checked(src, row);
+  if (!row_fits_bf16(range)) {
+    fail("{}: tensor '{}' row {}: element 2^{} (block {}) is beyond BF16's range",
+         src.weight.file->path(), src.weight.info->name, row, range.max_exponent, range.max_block);
+  }
+  uint8_t* out = piece.buffer->data() + (row - piece.begin) * 2 * cols;
+  encode_row_bf16(packed, scales, cols, out);
+  const int64_t col = first_bf16_mismatch(packed, scales, cols, out);
+  if (col >= 0) {
+    fail(
+        "{}: verification failed: tensor '{}' row {} column {}: MXFP4 source {} is not "
+        "reproduced by its BF16 value",
+        src.weight.file->path(), src.weight.info->name, row, col,
+        mxfp4_element_f64(packed, scales, col));
+  }
+  stats.add_bf16_row(cols);
+}
+
+void produce_piece(const Piece& piece, Fp8Target target, RowStats& stats) {
+  for (int64_t row = piece.begin; row < piece.end; ++row) {
+    switch (piece.tensor->kind) {
+      case OutputKind::kFp8Scale: {
+        const Mxfp4RowRange range = scan_row_checked(piece.tensor->mxfp4, row);
+        const int s = row_scale_checked(piece.tensor->mxfp4, row, range, target);
+        piece.scales->exponent[row] = static_cast<int8_t>(s);
+        piece.scales->span[row] = static_cast<int8_t>(row_span(range));
+        const uint32_t bits = static_cast<uint32_t>(s + 127) << 23;  // exactly 2^s, s >= -126
+        float written;
+        std::memcpy(&written, &bits, 4);
+        if (static_cast<double>(written) != std::ldexp(1.0, s))
+          fail("convert: tensor '{}' row {}: the F32 scale 0x{:08X} is not 2^{}",
+               piece.tensor->decl.name, row, bits, s);
+        std::memcpy(piece.buffer->data() + 4 * (row - piece.begin), &bits, 4);
+        break;
+      }
+      case OutputKind::kFp8Weight:
+        produce_fp8_row(piece, row, target, stats);
+        break;
+      case OutputKind::kBf16Weight:
+        produce_bf16_row(piece, row, stats);
+        break;
+      case OutputKind::kCopy:
+        break;
+    }
+  }
+}
+
+// Pieces are produced a batch at a time on the pool; a finished batch is handed to the sink on a
+// writer thread while the pool produces the next one (two batches of buffers in all).
+class PieceBatch {
+ public:
+  PieceBatch(Fp8Target target, ThreadPool& pool, const StreamLimits& limits, ShardSink& sink,
+             std::vector<RowStats>& thread_stats, Progress* progress)
+      : target_(target),
+        pool_(pool),
+        limits_(limits),
+        sink_(sink),
+        thread_stats_(thread_stats),
+        progress_(progress),
+        capacity_(std::max<size_t>(1, pool.size() * limits.pieces_per_thread)) {
+    for (Slot& slot : slots_) slot.buffers.resize(capacity_);
+  }
+  ~PieceBatch() {
+    if (writing_.valid()) writing_.wait();
+  }
+
+  // Queues rows [0, rows) of an MXFP4 output tensor in pieces of about piece_bytes.
+  void add_tensor(const OutputTensor& t) {
+    RowScales* scales = nullptr;
+    if (t.kind == OutputKind::kFp8Scale) {
+      scales = &row_scales_[t.mxfp4.weight.info];
+      scales->exponent.assign(t.mxfp4.rows, 0);
+      scales->span.assign(t.mxfp4.rows, 0);
+    } else if (t.kind == OutputKind::kFp8Weight) {
+      auto it = row_scales_.find(t.mxfp4.weight.info);
+      if (it != row_scales_.end()) {
+        scales = &it->second;
+        // The scales must be computed before a piece reads them.
+        for (const Piece& p : slots_[current_].pieces)
+          if (p.scales == scales) {
+            flush();
+            break;
+          }
+      }
+    }
+    const uint64_t row_bytes =
+        t.kind == OutputKind::kFp8Scale ? source_row_bytes(t) : output_row_bytes(t);
+    const int64_t rows_per_piece =
+        static_cast<int64_t>(std::max<uint64_t>(1, limits_.piece_bytes / row_bytes));
+    for (int64_t row = 0; row < t.mxfp4.rows; row += rows_per_piece) {
+      if (slots_[current_].pieces.size() == capacity_) flush();
+      add_rows(t, row, rows_per_piece, scales);
+    }
+  }
+
+  // Produces the queued pieces on the pool, then starts handing them to the sink.
+  void flush() {
+    Slot& slot = slots_[current_];
+    if (slot.pieces.empty()) return;
+    pool_.parallel_for(slot.pieces.size(), [&](size_t begin, size_t end, size_t thread) {
+      for (size_t i = begin; i < end; ++i)
+        produce_piece(slot.pieces[i], target_, thread_stats_[thread]);
+    });
+    wait_for_writer();
+    writing_ = std::async(std::launch::async, [this, &slot] { write(slot); });
+    current_ = 1 - current_;
+  }
+
+  // Flushes and waits until the sink has every byte.
+  void drain() {
+    flush();
+    wait_for_writer();
+  }
+
+  // Copies a tensor's bytes straight from the source mapping.
+  void copy_tensor(const OutputTensor& t) {
+    drain();
+    sink_.begin_tensor(t.decl);
+    const std::span<const uint8_t> bytes = t.copy_source.data();
+    const uint64_t chunk = std::max<uint64_t>(limits_.piece_bytes, 1) * 4;
+    for (uint64_t offset = 0; offset < bytes.size(); offset += chunk) {
+      const uint64_t n = std::min<uint64_t>(chunk, bytes.size() - offset);
+      sink_.put(bytes.subspan(offset, n));
+      if (progress_) progress_->add(n);
+      release_tensor_bytes(t.copy_source, offset, n);
+    }
+  }
+
+  // A tensor with no rows: only its place in the file.
+  void empty_tensor(const OutputTensor& t) {
+    drain();
+    sink_.begin_tensor(t.decl);
+  }
+
+ private:
+  struct Slot {
+    std::vector<Piece> pieces;
+    std::vector<std::vector<uint8_t>> buffers;
+  };
+
+  void add_rows(const OutputTensor& t, int64_t row, int64_t rows_per_piece, RowScales* scales) {
+    Slot& slot = slots_[current_];
+    Piece piece{&t, row, std::min(row + rows_per_piece, t.mxfp4.rows), nullptr, 0, scales};
+    piece.bytes = static_cast<size_t>((piece.end - piece.begin) * output_row_bytes(t));
+    piece.buffer = &slot.buffers[slot.pieces.size()];
+    if (piece.buffer->size() < piece.bytes) piece.buffer->resize(piece.bytes);
+    slot.pieces.push_back(piece);
+  }
+
+  void wait_for_writer() {
+    if (writing_.valid()) writing_.get();  // rethrows the sink's error
+  }
+
+  void write(Slot& slot) {
+    for (const Piece& piece : slot.pieces) {
+      if (piece.begin == 0) sink_.begin_tensor(piece.tensor->decl);
+      sink_.put({piece.buffer->data(), piece.bytes});
+      if (progress_) progress_->add(piece.bytes);
+      const Mxfp4Source& src = piece.tensor->mxfp4;
+      const uint64_t packed_row = static_cast<uint64_t>(src.cols / 2), scale_row = packed_row / 16;
+      release_tensor_bytes(src.weight, piece.begin * packed_row,
+                           (piece.end - piece.begin) * packed_row);
+      release_tensor_bytes(src.scales, piece.begin * scale_row,
+                           (piece.end - piece.begin) * scale_row);
+    }
+    slot.pieces.clear();
+  }
+
+  Fp8Target target_;
+  ThreadPool& pool_;
+  const StreamLimits& limits_;
+  ShardSink& sink_;
+  std::vector<RowStats>& thread_stats_;
+  Progress* progress_;
+  size_t capacity_;
+  Slot slots_[2];
+  int current_ = 0;
+  std::future<void> writing_;
+  std::map<const TensorInfo*, RowScales> row_scales_;
+};
+
+}  // namespace
+
+void release_tensor_bytes(const TensorRef& ref, uint64_t offset, uint64_t length) {
+  if (length == 0) return;
+  const uint64_t page = page_size();
+  const uint64_t data_offset = ref.file->data_offset();
+  const uint64_t first = data_offset + ref.info->begin + offset;
+  const uint64_t lower = first > kFaultAroundMargin ? first - kFaultAroundMargin : 0;
+  // Inside a tensor the next piece's own release covers what this one mapped ahead; only the
+  // last piece of a tensor widens forwards (the next tensor may be processed much later).
+  const bool last = offset + length >= ref.info->nbytes();
+  const uint64_t ahead = last ? kFaultAroundMargin : 0;
+  const uint64_t aligned_begin = std::max(data_offset, lower / page * page);
+  const uint64_t aligned_end =
+      std::min(ref.file->file_size(), (first + length + ahead + page - 1) / page * page);
+  if (aligned_end <= aligned_begin) return;
+  // SafetensorsFile::release takes a tensor; a synthetic one covering the widened range.
+  TensorInfo range = *ref.info;
+  range.begin = aligned_begin - data_offset;
+  range.end = aligned_end - data_offset;
+  ref.file->release(range);
+}
+
+void release_file_bytes(const MappedFile& file, uint64_t offset, uint64_t length) {
+  if (length == 0) return;
+  const uint64_t page = page_size();
+  const uint64_t lower = offset > kFaultAroundMargin ? offset - kFaultAroundMargin : 0;
+  const uint64_t begin = lower / page * page;
+  const uint64_t end = std::min<uint64_t>(
+      file.size(), (offset + length + kFaultAroundMargin + page - 1) / page * page);
+  if (end > begin) file.release(begin, end - begin);
+}
+
+void stream_shard(const OutputShard& shard, const std::vector<TensorDecl>& order, Fp8Target target,
+                  ThreadPool& pool, const StreamLimits& limits, ShardSink& sink, RowStats& stats,
+                  Progress* progress) {
+  std::map<std::string, const OutputTensor*> by_name;
+  for (const OutputTensor& t : shard.tensors) by_name[t.decl.name] = &t;
+  std::vector<RowStats> thread_stats(pool.size());
+  PieceBatch batch(target, pool, limits, sink, thread_stats, progress);
+  for (const TensorDecl& decl : order) {
+    auto it = by_name.find(decl.name);
+    if (it == by_name.end()) fail("convert: '{}' is not in shard {}", decl.name, shard.file_name);
+    const OutputTensor& t = *it->second;
+    if (t.kind == OutputKind::kCopy) {
+      batch.copy_tensor(t);
+    } else if (t.mxfp4.rows == 0) {
+      batch.empty_tensor(t);
+    } else {
+      batch.add_tensor(t);
+    }
+  }
+  batch.drain();
+  for (const RowStats& s : thread_stats) stats.merge(s);
+}
+
+}  // namespace minimax

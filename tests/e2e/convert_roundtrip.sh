@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# End to end: tiny M2 and M3 checkpoints quantized to MXFP4, converted for both targets, checked
+# by the independent validator (all experts and sampled), and read back by inspect.
+# Usage: convert_roundtrip.sh MINIMAX_BINARY SCRATCH_DIR
+set -euo pipefail
+bin=$1
+work=$2
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+rm -rf "$work"
+mkdir -p "$work"
+
+for arch in m2 m3; do
+  # BF16 first, then `minimax quantize` to Quark MXFP4 (what make-tiny --format mxfp4 also does).
+  "$bin" make-tiny --arch "$arch" --output "$work/$arch-bf16" >/dev/null 2>&1
+  "$bin" quantize --input "$work/$arch-bf16" --output "$work/$arch" --format mxfp4 >/dev/null 2>&1
+  for target in ocp gaudi2; do
+    out="$work/$arch-$target"
+    "$bin" convert --input "$work/$arch" --output "$out" --target "$target" --threads 2 \
+      --quiet >"$out.log" || fail "convert $arch --target $target"
+    grep -q "convert summary (target $target)" "$out.log" || fail "no summary for $arch $target"
+    grep -q "elements equal to their MXFP4 source" "$out.log" || fail "no verification count"
+    [[ -d "$out" && ! -e "$out.partial" ]] || fail "$out not renamed into place"
+    "$bin" validate --source "$work/$arch" --converted "$out" >"$out.validate" ||
+      fail "validate $arch $target: $(cat "$out.validate")"
+    grep -q "validate (target $target" "$out.validate" || fail "validator saw another target"
+    "$bin" validate --source "$work/$arch" --converted "$out" --sample 2 >/dev/null ||
+      fail "validate --sample 2 $arch $target"
+    "$bin" inspect "$out" >"$out.inspect" || fail "inspect $arch $target: $(cat "$out.inspect")"
+    grep -q "quantization fp8-channel" "$out.inspect" || fail "inspect does not see fp8-channel"
+  done
+  grep -q '"fp8_dtype_flavor": "float8_e4m3fnuz"' "$work/$arch-gaudi2/config.json" ||
+    fail "$arch gaudi2 config lacks fp8_dtype_flavor"
+  if grep -q fp8_dtype_flavor "$work/$arch-ocp/config.json"; then
+    fail "$arch ocp config carries fp8_dtype_flavor"
+  fi
+done
+# M3's shared experts are BF16 in the output.
+grep -q "6 MXFP4 weights -> BF16" "$work/m3-ocp.log" || fail "M3 shared experts not in BF16"
+echo "convert_roundtrip: ok"

@@ -1,0 +1,274 @@
+// convert_checkpoint on tiny M2 / M3 MXFP4 checkpoints: counts, output config, shared experts in
+// BF16, resume (kept, redone and byte-identical), refusals, and corrupted sources leaving no
+// output.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "base/atomic_output.h"
+#include "base/error.h"
+#include "checkpoint/convert.h"
+#include "checkpoint/model_config.h"
+#include "checkpoint/quant_config.h"
+#include "checkpoint/quantize.h"
+#include "checkpoint/tiny_checkpoint.h"
+#include "checkpoint/tiny_config.h"
+#include "checkpoint/validate.h"
+#include "formats/tensor_store.h"
+
+namespace minimax {
+namespace {
+
+namespace fs = std::filesystem;
+
+class ConvertCheckpointTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    root_ =
+        fs::temp_directory_path() / fmt::format("minimax_convert_{}_{}", ::getpid(), info->name());
+    fs::remove_all(root_);
+    fs::create_directories(root_);
+  }
+  void TearDown() override { fs::remove_all(root_); }
+
+  // A tiny MXFP4 checkpoint (2 shards) made the way make-tiny does: BF16, then quantize.
+  std::string make_mxfp4(Arch arch) {
+    const std::string name = arch == Arch::kM2 ? "m2" : "m3";
+    const std::string bf16 = (root_ / (name + "_bf16")).string();
+    fs::create_directories(bf16);
+    write_tiny_weights(parse_model_config(tiny_config_json(arch, 256), "tiny"), bf16, 3);
+    write_file_atomic(bf16 + "/tokenizer.json", "{\"tiny\": true}\n");
+    const std::string mx = (root_ / (name + "_mxfp4")).string();
+    quantize_checkpoint({bf16, mx, QuantScheme::kMxfp4, false});
+    return mx;
+  }
+
+  ConvertOptions options(const std::string& in, const std::string& out,
+                         Fp8Target target = Fp8Target::kOcp) {
+    ConvertOptions o;
+    o.input_dir = in;
+    o.output_dir = out;
+    o.target = target;
+    o.threads = 2;
+    o.show_progress = false;
+    o.limits.piece_bytes = 256;  // many pieces even on tiny tensors
+    return o;
+  }
+
+  std::string out(const std::string& name) const { return (root_ / name).string(); }
+
+  fs::path root_;
+};
+
+std::string slurp(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Every file of `a` and `b`, byte for byte.
+void expect_same_files(const std::string& a, const std::string& b) {
+  size_t count = 0;
+  for (const auto& entry : fs::directory_iterator(a)) {
+    const fs::path other = fs::path(b) / entry.path().filename();
+    ASSERT_TRUE(fs::exists(other)) << other;
+    EXPECT_EQ(slurp(entry.path()), slurp(other)) << entry.path().filename();
+    ++count;
+  }
+  EXPECT_EQ(count, static_cast<size_t>(std::distance(fs::directory_iterator(b), {})));
+}
+
+// Overwrites byte `index` of tensor `name`'s data in whichever shard of `dir` holds it.
+void patch_tensor_byte(const std::string& dir, const std::string& name, uint64_t index,
+                       uint8_t value) {
+  std::string path;
+  uint64_t offset = 0;
+  {
+    TensorStore store(dir);
+    TensorRef ref = store.at(name);
+    path = ref.file->path();
+    offset = ref.file->data_offset() + ref.info->begin + index;
+  }
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  file.seekp(static_cast<std::streamoff>(offset));
+  file.put(static_cast<char>(value));
+}
+
+uint8_t tensor_byte(const std::string& dir, const std::string& name, uint64_t index) {
+  TensorStore store(dir);
+  return store.at(name).data()[index];
+}
+
+constexpr const char* kM2Scale = "model.layers.1.block_sparse_moe.experts.5.w1.weight_scale";
+
+TEST_F(ConvertCheckpointTest, M2ConvertsAndValidates) {
+  const std::string src = make_mxfp4(Arch::kM2);
+  const ModelConfig model = load_model_config(src);
+  const ConvertSummary s = convert_checkpoint(options(src, out("m2_fp8")));
+  const size_t experts = static_cast<size_t>(model.num_moe_layers()) * model.num_experts * 3;
+  EXPECT_EQ(s.fp8_weights, experts);
+  EXPECT_EQ(s.bf16_weights, 0u);
+  EXPECT_EQ(s.shards_written, 2u);
+  EXPECT_GT(s.copied, 0u);
+  // w1, w3: [I, H]; w2: [H, I]
+  const uint64_t per_expert = 3 * uint64_t(model.intermediate_size) * model.hidden_size;
+  EXPECT_EQ(s.rows.elements_verified, per_expert * model.num_moe_layers() * model.num_experts);
+  EXPECT_FALSE(fs::exists(out("m2_fp8.partial")));
+
+  const QuantConfig quant = load_quant_config(out("m2_fp8"));
+  EXPECT_EQ(quant.scheme, QuantScheme::kFp8Channel);
+  EXPECT_TRUE(quant.fp8_flavor.empty());
+  TensorStore store(out("m2_fp8"));
+  const std::string w1 = "model.layers.0.block_sparse_moe.experts.0.w1";
+  EXPECT_EQ(store.at(w1 + ".weight").info->dtype, DType::kF8_E4M3);
+  EXPECT_EQ(store.at(w1 + ".weight_scale").info->dtype, DType::kF32);
+  EXPECT_EQ(store.at(w1 + ".weight_scale").info->shape,
+            (std::vector<int64_t>{model.intermediate_size, 1}));
+  EXPECT_EQ(slurp(out("m2_fp8") + "/tokenizer.json"), "{\"tiny\": true}\n");
+
+  const ValidateReport report = validate_conversion({src, out("m2_fp8"), 0, 2});
+  EXPECT_TRUE(report.ok()) << format_validate_report(report);
+  EXPECT_EQ(report.expert_weights_compared, experts);
+  EXPECT_EQ(report.target, "ocp");
+}
+
+TEST_F(ConvertCheckpointTest, Gaudi2TargetMarksTheFlavour) {
+  const std::string src = make_mxfp4(Arch::kM2);
+  convert_checkpoint(options(src, out("g2"), Fp8Target::kGaudi2));
+  EXPECT_EQ(load_quant_config(out("g2")).fp8_flavor, "float8_e4m3fnuz");
+  const ValidateReport report = validate_conversion({src, out("g2"), 0, 2});
+  EXPECT_TRUE(report.ok()) << format_validate_report(report);
+  EXPECT_EQ(report.target, "gaudi2");
+}
+
+TEST_F(ConvertCheckpointTest, M3SharedExpertsBecomeBf16) {
+  const std::string src = make_mxfp4(Arch::kM3);
+  const ModelConfig model = load_model_config(src);
+  const ConvertSummary s = convert_checkpoint(options(src, out("m3_fp8")));
+  EXPECT_EQ(s.fp8_weights, static_cast<size_t>(model.num_moe_layers()) * model.num_experts * 3);
+  EXPECT_EQ(s.bf16_weights, static_cast<size_t>(model.num_moe_layers()) * 3);
+  EXPECT_EQ(s.dropped_scales, s.bf16_weights);
+  EXPECT_GT(s.rows.bf16_rows, 0u);
+  TensorStore store(out("m3_fp8"));
+  const std::string shared =
+      model.tensor_prefix + "layers.3.block_sparse_moe.shared_experts.gate_proj";
+  EXPECT_EQ(store.at(shared + ".weight").info->dtype, DType::kBF16);
+  EXPECT_FALSE(store.find(shared + ".weight_scale"));
+  const ValidateReport report = validate_conversion({src, out("m3_fp8"), 2, 2});
+  EXPECT_TRUE(report.ok()) << format_validate_report(report);
+  EXPECT_EQ(report.bf16_weights, s.bf16_weights);
+}
+
+TEST_F(ConvertCheckpointTest, ResumeKeepsFinishedShardsAndIsByteIdentical) {
+  const std::string src = make_mxfp4(Arch::kM2);
+  convert_checkpoint(options(src, out("full")));
+  // What a run killed after its first shard leaves: DST.partial with shard 1 only.
+  fs::copy(out("full"), out("dst.partial"));
+  fs::remove(out("dst.partial") + "/model-00002-of-00002.safetensors");
+  fs::remove(out("dst.partial") + "/config.json");
+  fs::remove(out("dst.partial") + "/model.safetensors.index.json");
+  write_file_atomic(out("dst.partial") + "/model-00002-of-00002.safetensors.tmp", "half");
+  ConvertOptions o = options(src, out("dst"));
+  o.resume = true;
+  const ConvertSummary s = convert_checkpoint(o);
+  EXPECT_EQ(s.shards_kept, 1u);
+  EXPECT_EQ(s.shards_written, 1u);
+  EXPECT_EQ(s.shards_redone, 0u);
+  EXPECT_FALSE(fs::exists(out("dst.partial")));
+  expect_same_files(out("full"), out("dst"));
+}
+
+TEST_F(ConvertCheckpointTest, ResumeRedoesAKeptShardThatDiffers) {
+  const std::string src = make_mxfp4(Arch::kM2);
+  convert_checkpoint(options(src, out("full")));
+  fs::copy(out("full"), out("dst.partial"));
+  patch_tensor_byte(out("dst.partial"), "model.layers.0.block_sparse_moe.experts.0.w1.weight", 3,
+                    0x7F);
+  ConvertOptions o = options(src, out("dst"));
+  o.resume = true;
+  const ConvertSummary s = convert_checkpoint(o);
+  EXPECT_EQ(s.shards_kept, 1u);
+  EXPECT_EQ(s.shards_redone, 1u);
+  expect_same_files(out("full"), out("dst"));
+}
+
+TEST_F(ConvertCheckpointTest, ExistingOutputIsRefusedWithoutForce) {
+  const std::string src = make_mxfp4(Arch::kM2);
+  fs::create_directories(out("taken"));
+  write_file_atomic(out("taken") + "/keep.txt", "mine");
+  EXPECT_THROW(convert_checkpoint(options(src, out("taken"))), Error);
+  EXPECT_EQ(slurp(out("taken") + "/keep.txt"), "mine");
+  ConvertOptions o = options(src, out("taken"));
+  o.force = true;
+  convert_checkpoint(o);
+  EXPECT_FALSE(fs::exists(out("taken") + "/keep.txt"));
+  EXPECT_TRUE(fs::exists(out("taken") + "/config.json"));
+}
+
+// Runs a conversion expected to fail; returns the message and checks nothing was left behind.
+std::string failing_convert(const ConvertOptions& o) {
+  std::string message;
+  try {
+    convert_checkpoint(o);
+    ADD_FAILURE() << "convert succeeded";
+  } catch (const Error& e) {
+    message = e.what();
+  }
+  EXPECT_FALSE(fs::exists(o.output_dir));
+  EXPECT_FALSE(fs::exists(o.output_dir + ".partial"));
+  return message;
+}
+
+TEST_F(ConvertCheckpointTest, NanScaleStopsTheRun) {
+  const std::string src = make_mxfp4(Arch::kM2);
+  patch_tensor_byte(src, kM2Scale, 2 * 4 + 1, 0xFF);  // row 4, block 1 (hidden 64: 2 blocks)
+  const std::string message = failing_convert(options(src, out("nan")));
+  EXPECT_NE(message.find(kM2Scale), std::string::npos) << message;
+  EXPECT_NE(message.find("row 4 block 1"), std::string::npos) << message;
+  EXPECT_NE(message.find("0xFF"), std::string::npos) << message;
+}
+
+TEST_F(ConvertCheckpointTest, UnrepresentableRowStopsTheRun) {
+  const std::string src = make_mxfp4(Arch::kM2);
+  const uint8_t x = tensor_byte(src, kM2Scale, 2 * 7);
+  patch_tensor_byte(src, kM2Scale, 2 * 7, static_cast<uint8_t>(x + 20));  // row 7: a far block
+  const std::string message = failing_convert(options(src, out("wide")));
+  EXPECT_NE(message.find("model.layers.1.block_sparse_moe.experts.5.w1.weight' row 7"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("binades"), std::string::npos) << message;
+}
+
+TEST_F(ConvertCheckpointTest, CorruptShardsLeaveNoOutput) {
+  const std::string src = make_mxfp4(Arch::kM2);
+  const std::string shard = src + "/model-00002-of-00002.safetensors";
+  const std::string original = slurp(shard);
+  {
+    std::ofstream truncated(shard, std::ios::binary | std::ios::trunc);
+    truncated << original.substr(0, original.size() - 100);
+  }
+  std::string message = failing_convert(options(src, out("truncated")));
+  EXPECT_NE(message.find("model-00002-of-00002.safetensors"), std::string::npos) << message;
+  {
+    std::ofstream bad_header(shard, std::ios::binary | std::ios::trunc);
+    std::string broken = original;
+    broken[8] = 'X';  // the JSON header no longer starts with '{'
+    bad_header << broken;
+  }
+  message = failing_convert(options(src, out("header")));
+  EXPECT_NE(message.find("model-00002-of-00002.safetensors"), std::string::npos) << message;
+}
+
+TEST_F(ConvertCheckpointTest, RefusesACheckpointThatIsNotMxfp4) {
+  const std::string bf16 = (root_ / "plain").string();
+  fs::create_directories(bf16);
+  write_tiny_weights(parse_model_config(tiny_config_json(Arch::kM2, 256), "tiny"), bf16, 3);
+  const std::string message = failing_convert(options(bf16, out("nope")));
+  EXPECT_NE(message.find("MXFP4"), std::string::npos) << message;
+}
+
+}  // namespace
+}  // namespace minimax

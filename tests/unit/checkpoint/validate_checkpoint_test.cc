@@ -1,0 +1,174 @@
+// validate_conversion finds what was tampered with in a converted checkpoint: an expert element, a
+// scale, a -0 code, a copied tensor, the config, a side file, and a gaudi2 flavour on OCP data.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "base/atomic_output.h"
+#include "checkpoint/convert.h"
+#include "checkpoint/model_config.h"
+#include "checkpoint/quantize.h"
+#include "checkpoint/tiny_checkpoint.h"
+#include "checkpoint/tiny_config.h"
+#include "checkpoint/validate.h"
+#include "formats/tensor_store.h"
+
+namespace minimax {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kExpert = "model.layers.2.block_sparse_moe.experts.9.w3";
+
+// One MXFP4 M2 checkpoint and its conversion, made once; each test tampers with a copy.
+class ValidateCheckpointTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    root_ =
+        new fs::path(fs::temp_directory_path() / fmt::format("minimax_validate_{}", ::getpid()));
+    fs::remove_all(*root_);
+    fs::create_directories(*root_ / "bf16");
+    write_tiny_weights(parse_model_config(tiny_config_json(Arch::kM2, 256), "tiny"),
+                       (*root_ / "bf16").string(), 5);
+    write_file_atomic((*root_ / "bf16" / "tokenizer.json").string(), "{}\n");
+    quantize_checkpoint({(*root_ / "bf16").string(), source(), QuantScheme::kMxfp4, false});
+    ConvertOptions o;
+    o.input_dir = source();
+    o.output_dir = (*root_ / "fp8").string();
+    o.show_progress = false;
+    o.threads = 2;
+    convert_checkpoint(o);
+  }
+  static void TearDownTestSuite() {
+    fs::remove_all(*root_);
+    delete root_;
+  }
+  void SetUp() override {
+    fs::remove_all(converted());
+    fs::copy(*root_ / "fp8", converted());
+  }
+
+  static std::string source() { return (*root_ / "mxfp4").string(); }
+  static std::string converted() { return (*root_ / "tampered").string(); }
+
+  static ValidateReport validate(int sample = 0) {
+    return validate_conversion({source(), converted(), sample, 2});
+  }
+
+  static fs::path* root_;
+};
+fs::path* ValidateCheckpointTest::root_ = nullptr;
+
+// Where tensor `name`'s data starts in `dir`, and in which file.
+std::pair<std::string, uint64_t> locate(const std::string& dir, const std::string& name) {
+  TensorStore store(dir);
+  TensorRef ref = store.at(name);
+  return {ref.file->path(), ref.file->data_offset() + ref.info->begin};
+}
+
+void write_bytes(const std::string& dir, const std::string& name, uint64_t index, const void* bytes,
+                 size_t n) {
+  auto [path, offset] = locate(dir, name);
+  std::fstream file(path, std::ios::in | std::ios::out | std::ios::binary);
+  file.seekp(static_cast<std::streamoff>(offset + index));
+  file.write(static_cast<const char*>(bytes), static_cast<std::streamsize>(n));
+}
+
+bool mentions(const ValidateReport& report, const std::string& text) {
+  for (const std::string& f : report.failures)
+    if (f.find(text) != std::string::npos) return true;
+  return false;
+}
+
+TEST_F(ValidateCheckpointTest, TheUntouchedConversionPasses) {
+  const ValidateReport report = validate();
+  EXPECT_TRUE(report.ok()) << format_validate_report(report);
+  EXPECT_GT(report.elements_compared, 0u);
+  EXPECT_EQ(report.side_files, 1u);  // tokenizer.json
+}
+
+TEST_F(ValidateCheckpointTest, SamplingComparesFewerExperts) {
+  const ModelConfig model = load_model_config(source());
+  const ValidateReport report = validate(1);
+  EXPECT_TRUE(report.ok()) << format_validate_report(report);
+  EXPECT_EQ(report.expert_weights_compared, static_cast<size_t>(model.num_moe_layers()) * 3);
+  EXPECT_EQ(report.expert_weights,
+            static_cast<size_t>(model.num_moe_layers()) * model.num_experts * 3);
+}
+
+TEST_F(ValidateCheckpointTest, FindsAChangedExpertElement) {
+  TensorStore store(converted());
+  const uint8_t code = store.at(std::string(kExpert) + ".weight").data()[70];
+  const uint8_t changed = static_cast<uint8_t>(code == 0 ? 0x38 : code ^ 0x01);
+  write_bytes(converted(), std::string(kExpert) + ".weight", 70, &changed, 1);
+  const ValidateReport report = validate();
+  EXPECT_FALSE(report.ok());
+  // w3 is [32, 64]: byte 70 is row 1, column 6.
+  EXPECT_TRUE(mentions(report, std::string(kExpert) + ".weight row 1 column 6"))
+      << format_validate_report(report);
+}
+
+TEST_F(ValidateCheckpointTest, FindsAScaleThatIsNotAPowerOfTwo) {
+  const float three = 3.0f;
+  write_bytes(converted(), std::string(kExpert) + ".weight_scale", 4 * 2, &three, 4);
+  const ValidateReport report = validate(1);  // scales are checked even for unsampled experts
+  EXPECT_TRUE(mentions(report, std::string(kExpert) + ".weight_scale row 2"))
+      << format_validate_report(report);
+}
+
+TEST_F(ValidateCheckpointTest, FindsANegativeZeroCode) {
+  TensorStore store(converted());
+  auto bytes = store.at(std::string(kExpert) + ".weight").data();
+  const auto zero = std::find(bytes.begin(), bytes.end(), uint8_t{0});
+  ASSERT_NE(zero, bytes.end()) << "no zero element to flip";
+  const uint64_t index = static_cast<uint64_t>(zero - bytes.begin());
+  const uint8_t negative_zero = 0x80;
+  write_bytes(converted(), std::string(kExpert) + ".weight", index, &negative_zero, 1);
+  const ValidateReport report = validate();
+  EXPECT_TRUE(mentions(report, "negative zero")) << format_validate_report(report);
+}
+
+TEST_F(ValidateCheckpointTest, FindsAChangedCopiedTensor) {
+  const uint8_t byte = 0x5A;
+  write_bytes(converted(), "model.embed_tokens.weight", 1001, &byte, 1);
+  const ValidateReport report = validate();
+  EXPECT_TRUE(mentions(report, "model.embed_tokens.weight: bytes differ"))
+      << format_validate_report(report);
+}
+
+TEST_F(ValidateCheckpointTest, FindsALinearMissingFromIgnore) {
+  const std::string path = converted() + "/config.json";
+  nlohmann::json config = read_json_file(path);
+  auto& ignore = config["quantization_config"]["ignore"];
+  const std::string dropped = ignore[0].get<std::string>();
+  ignore.erase(ignore.begin());
+  write_file_atomic(path, config.dump(2));
+  const ValidateReport report = validate(1);
+  EXPECT_TRUE(mentions(report, "'" + dropped + "' is not in ignore"))
+      << format_validate_report(report);
+}
+
+TEST_F(ValidateCheckpointTest, AGaudi2FlavourOnOcpDataIsCaught) {
+  const std::string path = converted() + "/config.json";
+  nlohmann::json config = read_json_file(path);
+  config["quantization_config"]["fp8_dtype_flavor"] = "float8_e4m3fnuz";
+  write_file_atomic(path, config.dump(2));
+  const ValidateReport report = validate();
+  EXPECT_EQ(report.target, "gaudi2");
+  // Every nonzero OCP row is max-aligned to the 2^8 binade, above Gaudi 2's 240.
+  EXPECT_TRUE(mentions(report, "outside the gaudi2 window")) << format_validate_report(report);
+}
+
+TEST_F(ValidateCheckpointTest, FindsAChangedSideFile) {
+  write_file_atomic(converted() + "/tokenizer.json", "{\"changed\": 1}\n");
+  const ValidateReport report = validate(1);
+  EXPECT_TRUE(mentions(report, "tokenizer.json: side file differs"))
+      << format_validate_report(report);
+}
+
+}  // namespace
+}  // namespace minimax
