@@ -1,0 +1,33 @@
+// Weight bytes one decoded token reads: the roofline of CPU decode, which streams every active
+// weight byte once per token. Counted from the loaded weights in their stored (or repacked)
+// format, scales included.
+#pragma once
+
+#include <cstdint>
+
+#include "checkpoint/model_config.h"
+#include "model/model_weights.h"
+
+namespace minimax {
+
+// Bytes of a weight's codes plus its scales.
+uint64_t weight_view_bytes(const WeightView& w);
+
+struct DecodeBytes {
+  uint64_t attention = 0;       // q, k, v, o (+ MSA index projections), QK norm weights
+  uint64_t router = 0;          // gate projection + selection bias
+  uint64_t routed_experts = 0;  // top-k experts per MoE layer
+  uint64_t shared_expert = 0;   // M3
+  uint64_t dense_ffn = 0;       // M3's dense layers
+  uint64_t norms = 0;           // layer norms and the final norm
+  uint64_t embedding_row = 0;   // the token's embedding row
+  uint64_t lm_head = 0;
+  uint64_t total() const {
+    return attention + router + routed_experts + shared_expert + dense_ffn + norms + embedding_row +
+           lm_head;
+  }
+};
+
+DecodeBytes decode_bytes_per_token(const ModelWeights& weights, const ModelConfig& config);
+
+}  // namespace minimax

@@ -1,0 +1,110 @@
+// The generation loop (runtime/generator.h).
+#include "runtime/generator.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "base/error.h"
+#include "runtime/stop_strings.h"
+#include "text/detokenizer.h"
+
+namespace minimax {
+namespace {
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+std::string_view finish_reason_name(FinishReason reason) {
+  switch (reason) {
+    case FinishReason::kStop:
+      return "stop";
+    case FinishReason::kLength:
+      return "length";
+    case FinishReason::kCancelled:
+      return "cancelled";
+  }
+  return "?";
+}
+
+Generator::Generator(LogitsSource& source, const BpeTokenizer& tokenizer, bool skip_special_tokens)
+    : source_(source), tokenizer_(tokenizer), skip_special_(skip_special_tokens) {}
+
+GenerationResult Generator::generate(std::span<const int32_t> prompt,
+                                     const SamplingParams& sampling, const StopConditions& stop,
+                                     const GenerationCallback& on_token, bool want_logprobs) {
+  if (prompt.empty()) fail("prompt: no tokens to generate from");
+  if (stop.max_tokens <= 0) fail("max_tokens: must be > 0, got {}", stop.max_tokens);
+  const auto prompt_size = static_cast<int64_t>(prompt.size());
+  if (prompt_size > source_.capacity())
+    fail("prompt: {} tokens do not fit the context of {} tokens", prompt_size, source_.capacity());
+  Sampler sampler(sampling, prompt);
+  StopStringMatcher matcher(stop.stop_strings);
+  IncrementalDetokenizer detokenizer(tokenizer_, skip_special_);
+  // The last sampled token is never fed back, so the context bounds the tokens fed, not sampled.
+  const int64_t limit = std::min(stop.max_tokens, source_.capacity() - prompt_size + 1);
+
+  GenerationResult result;
+  result.stats.prompt_tokens = prompt_size;
+  auto start = std::chrono::steady_clock::now();
+  std::vector<float> logits = source_.prefill(prompt);
+  result.stats.prefill_seconds = seconds_since(start);
+  result.stats.reused_prompt_tokens = source_.reused_prefix();
+  start = std::chrono::steady_clock::now();
+
+  for (int64_t index = 0;; ++index) {
+    if (index > 0) {
+      logits = source_.decode(result.tokens.back());
+      ++result.stats.decode_steps;
+    }
+    const SampleResult sampled = sampler.sample(logits, want_logprobs);
+    result.tokens.push_back(sampled.token);
+
+    GenerationEvent event;
+    event.token = sampled.token;
+    event.index = index;
+    event.has_logprobs = want_logprobs;
+    event.logprobs = sampled.logprobs;
+    const bool is_eos = std::find(stop.stop_token_ids.begin(), stop.stop_token_ids.end(),
+                                  sampled.token) != stop.stop_token_ids.end();
+    // An EOS adds no text but ends the stream, so held bytes are released now.
+    const std::string piece = is_eos ? detokenizer.flush() : detokenizer.push(sampled.token);
+    StopStringMatcher::Step step = matcher.push(piece);
+    event.text = std::move(step.text);
+    if (step.stopped) {
+      result.finish = FinishReason::kStop;
+      result.stop_string = step.matched;
+      event.last = true;
+    } else if (is_eos) {
+      result.finish = FinishReason::kStop;
+      result.stop_token = sampled.token;
+      event.text += matcher.flush();
+      event.last = true;
+    } else if (index + 1 >= limit) {
+      result.finish = FinishReason::kLength;
+      StopStringMatcher::Step tail = matcher.push(detokenizer.flush());
+      event.text += tail.text;
+      if (tail.stopped) {
+        result.finish = FinishReason::kStop;
+        result.stop_string = tail.matched;
+      } else {
+        event.text += matcher.flush();
+      }
+      event.last = true;
+    }
+    result.text += event.text;
+    const bool go_on = on_token ? on_token(event) : true;
+    if (!event.last && !go_on) {
+      result.finish = FinishReason::kCancelled;
+      break;
+    }
+    if (event.last) break;
+  }
+  result.stats.generated_tokens = static_cast<int64_t>(result.tokens.size());
+  result.stats.decode_seconds = seconds_since(start);
+  return result;
+}
+
+}  // namespace minimax

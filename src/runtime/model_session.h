@@ -1,0 +1,41 @@
+// One sequence on a loaded model: its KV cache and the tokens it holds, as the generation loop's
+// LogitsSource. A new prompt reuses the longest prefix the cache already holds (a chat's earlier
+// turns are not recomputed) and is prefilled in chunks so activations stay bounded.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "model/model.h"
+#include "runtime/generator.h"
+
+namespace minimax {
+
+class ModelSession : public LogitsSource {
+ public:
+  // `model` must outlive the session. `capacity` tokens of KV cache are allocated up front.
+  ModelSession(Model& model, int64_t capacity, int64_t prefill_chunk = 512);
+
+  std::vector<float> prefill(std::span<const int32_t> prompt) override;
+  std::vector<float> decode(int32_t token) override;
+  int64_t capacity() const override { return cache_.capacity(); }
+  int64_t reused_prefix() const override { return reused_; }
+
+  // The tokens whose keys and values the cache holds, in position order.
+  const std::vector<int32_t>& tokens() const { return tokens_; }
+  // Forgets the sequence (the cache's memory is kept).
+  void reset();
+
+ private:
+  // Runs `tokens` at positions tokens_.size()... and appends them.
+  std::vector<float> run(std::span<const int32_t> tokens);
+
+  Model& model_;
+  KvCache cache_;
+  int64_t prefill_chunk_;
+  std::vector<int32_t> tokens_;
+  int64_t reused_ = 0;
+};
+
+}  // namespace minimax

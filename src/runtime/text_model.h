@@ -1,0 +1,53 @@
+// A checkpoint directory opened for text generation: the model, its tokenizer, its text settings
+// (runtime/checkpoint_text.h) and its chat template, with the helpers `generate`, `chat` and the
+// server share: rendering a conversation and the default stop conditions.
+#pragma once
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "model/model.h"
+#include "runtime/checkpoint_text.h"
+#include "runtime/generator.h"
+#include "text/bpe_tokenizer.h"
+#include "text/jinja/chat_template.h"
+
+namespace minimax {
+
+class TextModel {
+ public:
+  // Loads DIR/tokenizer.json, the text settings and the weights (in that order, so that a broken
+  // tokenizer or template is reported before a long weight load).
+  static std::unique_ptr<TextModel> load(const std::string& dir, const ModelOptions& options);
+
+  TextModel(std::unique_ptr<Model> model, BpeTokenizer tokenizer, CheckpointText text);
+
+  Model& model() { return *model_; }
+  const Model& model() const { return *model_; }
+  const BpeTokenizer& tokenizer() const { return tokenizer_; }
+  const CheckpointText& text() const { return text_; }
+  const ChatTemplate& chat_template() const { return chat_template_; }
+  ThinkMarkers markers() const { return think_markers(model_->config().arch); }
+
+  // The chat template applied to `messages` (OpenAI-shaped: role, content, reasoning_content,
+  // tool_calls...), with bos_token / eos_token and `template_kwargs` (e.g. thinking_mode for M3)
+  // as further variables.
+  std::string render_chat(
+      const nlohmann::ordered_json& messages,
+      const nlohmann::ordered_json& template_kwargs = nlohmann::ordered_json::object(),
+      bool add_generation_prompt = true) const;
+  // Text → ids; special tokens written in the text become their ids (as HF tokenizers do).
+  std::vector<int32_t> encode(std::string_view text) const { return tokenizer_.encode(text); }
+
+  // The checkpoint's EOS ids and `max_tokens`.
+  StopConditions default_stop(int64_t max_tokens) const;
+
+ private:
+  std::unique_ptr<Model> model_;
+  BpeTokenizer tokenizer_;
+  CheckpointText text_;
+  ChatTemplate chat_template_;
+};
+
+}  // namespace minimax
