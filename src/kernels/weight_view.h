@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 namespace minimax {
 
@@ -12,7 +13,8 @@ enum class WeightFormat : uint8_t {
   kBF16,        // data: bf16 [rows, cols]
   kFp8Block,    // data: e4m3fn codes [rows, cols]; scales: f32 [ceil(rows/br), ceil(cols/bc)]
   kFp8Channel,  // data: e4m3fn codes [rows, cols]; scales: f32 [rows]
-  kMxfp4,       // data: packed e2m1 [rows, cols/2], low nibble = even column; scales: e8m0 [rows, cols/32]
+  kMxfp4,       // data: packed e2m1 [rows, cols/2], low nibble = even column; scales: e8m0 [rows,
+                // cols/32]
   kNvfp4,       // data: packed e2m1 [rows, cols/2]; scales: e4m3fn [rows, cols/16]; global_scale
 };
 
@@ -26,5 +28,12 @@ struct WeightView {
   int block_rows = 128;          // kFp8Block tile
   int block_cols = 128;
 };
+
+// "f32", "bf16", "fp8-block", "fp8-channel", "mxfp4", "nvfp4".
+std::string_view weight_format_name(WeightFormat format);
+// True for the formats that carry scales (everything but f32 and bf16).
+bool is_quantized_format(WeightFormat format);
+// Bytes of `data` per weight row (scales not counted).
+int64_t weight_row_bytes(const WeightView& w);
 
 }  // namespace minimax

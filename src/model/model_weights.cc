@@ -10,28 +10,6 @@
 
 namespace minimax {
 
-bool is_quantized_format(WeightFormat format) {
-  return format != WeightFormat::kF32 && format != WeightFormat::kBF16;
-}
-
-std::string_view weight_format_name(WeightFormat format) {
-  switch (format) {
-    case WeightFormat::kF32:
-      return "f32";
-    case WeightFormat::kBF16:
-      return "bf16";
-    case WeightFormat::kFp8Block:
-      return "fp8-block";
-    case WeightFormat::kFp8Channel:
-      return "fp8-channel";
-    case WeightFormat::kMxfp4:
-      return "mxfp4";
-    case WeightFormat::kNvfp4:
-      return "nvfp4";
-  }
-  return "unknown";
-}
-
 namespace {
 
 class ModelLoader {

@@ -15,10 +15,6 @@
 
 namespace minimax {
 
-// Whether a view holds FP8 / FP4 codes (the weights a dynamic activation quantization feeds).
-bool is_quantized_format(WeightFormat format);
-std::string_view weight_format_name(WeightFormat format);  // "bf16", "fp8-block", ...
-
 struct FfnWeights {  // a dense FFN (M3 layers 0-2) or the M3 shared expert
   WeightView gate, up, down;
 };

@@ -65,42 +65,8 @@ constexpr int64_t kTokenBlockBytes = 512 * 1024;
 // Thread boundaries fall on multiples of this many rows (whole cache lines of y per thread).
 constexpr int64_t kRowAlign = 16;
 
-const char* format_name(WeightFormat f) {
-  switch (f) {
-    case WeightFormat::kF32:
-      return "f32";
-    case WeightFormat::kBF16:
-      return "bf16";
-    case WeightFormat::kFp8Block:
-      return "fp8-block";
-    case WeightFormat::kFp8Channel:
-      return "fp8-channel";
-    case WeightFormat::kMxfp4:
-      return "mxfp4";
-    case WeightFormat::kNvfp4:
-      return "nvfp4";
-  }
-  return "unknown";
-}
-
-int64_t weight_bytes(const WeightView& w) {
-  switch (w.format) {
-    case WeightFormat::kF32:
-      return w.rows * w.cols * 4;
-    case WeightFormat::kBF16:
-      return w.rows * w.cols * 2;
-    case WeightFormat::kFp8Block:
-    case WeightFormat::kFp8Channel:
-      return w.rows * w.cols;
-    case WeightFormat::kMxfp4:
-    case WeightFormat::kNvfp4:
-      return w.rows * w.cols / 2;
-  }
-  return 0;
-}
-
 void check_call(const WeightView& w, const float* x, int64_t tokens, const float* y) {
-  const char* f = format_name(w.format);
+  const std::string_view f = weight_format_name(w.format);
   if (w.rows <= 0 || w.cols <= 0)
     fail("cpu_linear: {} weight shape [{}, {}] is not positive", f, w.rows, w.cols);
   if (w.data == nullptr) fail("cpu_linear: {} weight [{}, {}] has no data", f, w.rows, w.cols);
@@ -212,9 +178,9 @@ void run_linear(const WeightView& w, const float* x, int64_t tokens, float* y, T
       scratch.get(static_cast<size_t>(std::min(tokens, block) * stride * element_bytes));
 
   const int64_t threads = pool == nullptr ? 1 : static_cast<int64_t>(pool->size());
-  const int64_t parts =
-      std::clamp<int64_t>(weight_bytes(w) / std::max<int64_t>(options.min_bytes_per_thread, 1), 1,
-                          std::min(threads, (w.rows + kRowAlign - 1) / kRowAlign));
+  const int64_t parts = std::clamp<int64_t>(
+      w.rows * weight_row_bytes(w) / std::max<int64_t>(options.min_bytes_per_thread, 1), 1,
+      std::min(threads, (w.rows + kRowAlign - 1) / kRowAlign));
   for (int64_t t0 = 0; t0 < tokens; t0 += block) {
     const int64_t n = std::min(block, tokens - t0);
     if (kernel.bf16_x) {

@@ -26,48 +26,14 @@ float load_f32(const void* base, int64_t index) {
   return v;
 }
 
-const char* format_name(WeightFormat f) {
-  switch (f) {
-    case WeightFormat::kF32:
-      return "f32";
-    case WeightFormat::kBF16:
-      return "bf16";
-    case WeightFormat::kFp8Block:
-      return "fp8-block";
-    case WeightFormat::kFp8Channel:
-      return "fp8-channel";
-    case WeightFormat::kMxfp4:
-      return "mxfp4";
-    case WeightFormat::kNvfp4:
-      return "nvfp4";
-  }
-  return "unknown";
-}
-
 }  // namespace
-
-int64_t row_bytes(const WeightView& w) {
-  switch (w.format) {
-    case WeightFormat::kF32:
-      return w.cols * 4;
-    case WeightFormat::kBF16:
-      return w.cols * 2;
-    case WeightFormat::kFp8Block:
-    case WeightFormat::kFp8Channel:
-      return w.cols;
-    case WeightFormat::kMxfp4:
-    case WeightFormat::kNvfp4:
-      return w.cols / 2;
-  }
-  return 0;
-}
 
 void check_weight_view(const WeightView& w, const char* what) {
   if (w.data == nullptr || w.rows <= 0 || w.cols <= 0)
-    fail("{}: empty {} weight view [{}, {}]", what, format_name(w.format), w.rows, w.cols);
+    fail("{}: empty {} weight view [{}, {}]", what, weight_format_name(w.format), w.rows, w.cols);
   const bool scaled = w.format != WeightFormat::kF32 && w.format != WeightFormat::kBF16;
   if (scaled && w.scales == nullptr)
-    fail("{}: {} weight has no scales", what, format_name(w.format));
+    fail("{}: {} weight has no scales", what, weight_format_name(w.format));
   if (w.format == WeightFormat::kFp8Block && (w.block_rows <= 0 || w.block_cols <= 0))
     fail("{}: fp8-block tile {}x{} is not positive", what, w.block_rows, w.block_cols);
   if (w.format == WeightFormat::kMxfp4 && w.cols % 32 != 0)
@@ -78,7 +44,7 @@ void check_weight_view(const WeightView& w, const char* what) {
 
 void decode_row(const WeightView& w, int64_t row, double* out) {
   const int64_t n = w.cols;
-  const uint8_t* data = w.data + row * row_bytes(w);
+  const uint8_t* data = w.data + row * weight_row_bytes(w);
   switch (w.format) {
     case WeightFormat::kF32:
       for (int64_t c = 0; c < n; ++c) out[c] = load_f32(data, c);

@@ -17,7 +17,4 @@ void decode_row(const WeightView& w, int64_t row, float* out);  // rounded once 
 // FP4 width that is not a multiple of its block).
 void check_weight_view(const WeightView& w, const char* what);
 
-// Bytes of stored data per row (cols/2 for FP4, cols·element size otherwise).
-int64_t row_bytes(const WeightView& w);
-
 }  // namespace minimax::reference
