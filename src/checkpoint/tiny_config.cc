@@ -10,8 +10,15 @@ namespace {
 
 using nlohmann::json;
 
-json tiny_m2(int vocab_size) {
-  const int layers = 3;
+// The dimensions that differ between the M2-architecture shapes.
+struct M2Dims {
+  int layers, hidden, expert_width, heads, kv_heads, head_dim, rotary_dim, experts, top_k;
+};
+constexpr M2Dims kTinyM2 = {3, 64, 32, 8, 2, 16, 8, 16, 4};
+constexpr M2Dims kBenchM2 = {10, 1536, 768, 24, 4, 128, 64, 64, 8};
+
+json m2_config(const M2Dims& d, int vocab_size) {
+  const int layers = d.layers;
   // Field set of MiniMaxAI/MiniMax-M2.x config.json (spec/model.md §1.1), dims shrunk.
   return {
       {"architectures", {"MiniMaxM2ForCausalLM"}},
@@ -19,23 +26,23 @@ json tiny_m2(int vocab_size) {
       {"auto_map",
        {{"AutoConfig", "configuration_minimax_m2.MiniMaxM2Config"},
         {"AutoModelForCausalLM", "modeling_minimax_m2.MiniMaxM2ForCausalLM"}}},
-      {"head_dim", 16},
+      {"head_dim", d.head_dim},
       {"hidden_act", "silu"},
-      {"hidden_size", 64},
-      {"intermediate_size", 32},
+      {"hidden_size", d.hidden},
+      {"intermediate_size", d.expert_width},
       {"max_position_embeddings", 8192},
       {"model_type", "minimax_m2"},
       {"mtp_transformer_layers", 1},
-      {"num_attention_heads", 8},
-      {"num_experts_per_tok", 4},
+      {"num_attention_heads", d.heads},
+      {"num_experts_per_tok", d.top_k},
       {"num_hidden_layers", layers},
-      {"num_key_value_heads", 2},
-      {"num_local_experts", 16},
+      {"num_key_value_heads", d.kv_heads},
+      {"num_local_experts", d.experts},
       {"num_mtp_modules", 3},
       {"qk_norm_type", "per_layer"},
       {"rms_norm_eps", 1e-06},
       {"rope_theta", 5000000},
-      {"rotary_dim", 8},
+      {"rotary_dim", d.rotary_dim},
       {"scoring_func", "sigmoid"},
       {"shared_intermediate_size", 0},
       {"tie_word_embeddings", false},
@@ -150,7 +157,12 @@ json tiny_m3(int vocab_size) {
 
 nlohmann::json tiny_config_json(Arch arch, int vocab_size) {
   if (vocab_size <= 0) fail("tiny_config_json: vocab_size must be positive, got {}", vocab_size);
-  return arch == Arch::kM2 ? tiny_m2(vocab_size) : tiny_m3(vocab_size);
+  return arch == Arch::kM2 ? m2_config(kTinyM2, vocab_size) : tiny_m3(vocab_size);
+}
+
+nlohmann::json bench_config_json(int vocab_size) {
+  if (vocab_size <= 0) fail("bench_config_json: vocab_size must be positive, got {}", vocab_size);
+  return m2_config(kBenchM2, vocab_size);
 }
 
 }  // namespace minimax

@@ -17,4 +17,9 @@ namespace minimax {
 // quantization_config_json(scheme, parse_model_config(...)) for a quantized layout.
 nlohmann::json tiny_config_json(Arch arch, int vocab_size);
 
+// The CPU benchmark shape: M2 architecture (same field set as the tiny M2) with hidden 1536, 10
+// layers, 24 query / 4 KV heads of 128 (RoPE on 64 dims), 64 experts of width 768, top-8:
+// 2.48 B parameters at vocab 32768, 0.44 B active per token.
+nlohmann::json bench_config_json(int vocab_size);
+
 }  // namespace minimax

@@ -3,7 +3,10 @@
 
 namespace minimax::cli {
 
+void register_bench(CLI::App& app);
+void register_chat(CLI::App& app);
 void register_convert(CLI::App& app);
+void register_generate(CLI::App& app);
 void register_inspect(CLI::App& app);
 void register_logits(CLI::App& app);
 void register_make_tiny(CLI::App& app);
@@ -11,7 +14,10 @@ void register_quantize(CLI::App& app);
 void register_validate(CLI::App& app);
 
 void register_all(CLI::App& app) {
+  register_bench(app);
+  register_chat(app);
   register_convert(app);
+  register_generate(app);
   register_inspect(app);
   register_logits(app);
   register_make_tiny(app);

@@ -1,6 +1,8 @@
-// `minimax make-tiny --arch m2|m3 --output DIR [--format F] [--seed N]`: a deterministic random
-// checkpoint with the real architecture at tiny size, a trained byte-level BPE tokenizer with the
-// MiniMax special tokens, the chat template and generation config: the project's test fixture.
+// `minimax make-tiny --arch m2|m3 --output DIR [--format F] [--seed N] [--shape tiny|bench]`: a
+// deterministic random checkpoint with the real architecture at tiny size, a trained byte-level
+// BPE tokenizer with the MiniMax special tokens, the chat template and generation config: the
+// project's test fixture. `--shape bench` gives the M2 CPU benchmark shape instead
+// (checkpoint/tiny_config.h: 2.48 B parameters, vocabulary padded to 32768).
 #include <cstdio>
 #include <filesystem>
 
@@ -72,13 +74,18 @@ void register_make_tiny(CLI::App& app) {
   auto format = std::make_shared<std::string>("bf16");
   auto seed = std::make_shared<uint64_t>(1);
   auto force = std::make_shared<bool>(false);
+  auto shape = std::make_shared<std::string>("tiny");
   cmd->add_option("--arch", *arch, "m2 or m3")->check(CLI::IsMember({"m2", "m3"}));
   cmd->add_option("--output", *output, "Output directory (must not exist)")->required();
   cmd->add_option("--format", *format, "bf16, fp8-block, fp8-channel, mxfp4 or nvfp4");
   cmd->add_option("--seed", *seed, "Random seed (same seed, same bytes)");
   cmd->add_flag("--force", *force, "Replace an existing output directory");
+  cmd->add_option("--shape", *shape, "tiny (tests), or bench (M2 CPU benchmark shape, 2.48 B)")
+      ->check(CLI::IsMember({"tiny", "bench"}));
   cmd->callback([=] {
     const Arch a = *arch == "m2" ? Arch::kM2 : Arch::kM3;
+    const bool bench = *shape == "bench";
+    if (bench && a != Arch::kM2) fail("--shape bench: the benchmark shape is M2 (use --arch m2)");
     const QuantScheme scheme = parse_quant_scheme(*format);
     // The BF16 checkpoint is built first (in its own partial directory) and quantized from there.
     const std::string bf16_dir = scheme == QuantScheme::kNone ? *output : *output + ".bf16";
@@ -86,9 +93,14 @@ void register_make_tiny(CLI::App& app) {
       AtomicDirectory out(bf16_dir, *force);
       write_tokenizer_files(out.path(), a, 512);
       const int vocab = BpeTokenizer::from_file(out.file("tokenizer.json")).vocab_size();
-      const int padded_vocab = (vocab + 63) / 64 * 64;  // embedding rows, as real models pad
-      const ModelConfig config =
-          parse_model_config(tiny_config_json(a, padded_vocab), "tiny config");
+      constexpr int kBenchVocab = 32768;
+      if (bench && vocab > kBenchVocab)
+        fail("--shape bench: the tokenizer has {} tokens, more than {}", vocab, kBenchVocab);
+      // Embedding rows, padded as real models pad (the benchmark shape to its full vocabulary).
+      const int padded_vocab = bench ? kBenchVocab : (vocab + 63) / 64 * 64;
+      const ModelConfig config = parse_model_config(
+          bench ? bench_config_json(padded_vocab) : tiny_config_json(a, padded_vocab),
+          bench ? "bench config" : "tiny config");
       write_tiny_weights(config, out.path(), *seed);
       nlohmann::ordered_json generation = {
           {"bos_token_id", *BpeTokenizer::from_file(out.file("tokenizer.json")).token_id("]~b]")},
@@ -106,8 +118,8 @@ void register_make_tiny(CLI::App& app) {
       quantize_checkpoint(q);
       std::filesystem::remove_all(bf16_dir);
     }
-    std::printf("wrote tiny %s checkpoint (%s, seed %llu) to %s\n", arch->c_str(), format->c_str(),
-                static_cast<unsigned long long>(*seed), output->c_str());
+    std::printf("wrote %s %s checkpoint (%s, seed %llu) to %s\n", shape->c_str(), arch->c_str(),
+                format->c_str(), static_cast<unsigned long long>(*seed), output->c_str());
   });
 }
 

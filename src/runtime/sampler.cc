@@ -47,6 +47,18 @@ void validate_sampling_params(const SamplingParams& p) {
   if (p.top_logprobs < 0) fail("top_logprobs: must be >= 0, got {}", p.top_logprobs);
 }
 
+SamplingParams apply_overrides(SamplingParams p, const SamplingOverrides& o) {
+  p.temperature = o.temperature.value_or(p.temperature);
+  p.top_p = o.top_p.value_or(p.top_p);
+  p.top_k = o.top_k.value_or(p.top_k);
+  p.min_p = o.min_p.value_or(p.min_p);
+  p.repetition_penalty = o.repetition_penalty.value_or(p.repetition_penalty);
+  p.presence_penalty = o.presence_penalty.value_or(p.presence_penalty);
+  p.frequency_penalty = o.frequency_penalty.value_or(p.frequency_penalty);
+  p.seed = o.seed.value_or(p.seed);
+  return p;
+}
+
 bool is_greedy(const SamplingParams& params) { return params.temperature < kGreedyEpsilon; }
 
 // ---- TokenHistory -------------------------------------------------------------------------------

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <unordered_map>
 #include <utility>
@@ -28,6 +29,15 @@ struct SamplingParams {
   // processed ones (after penalties, temperature and the filters; filtered tokens are -inf).
   bool processed_logprobs = false;
 };
+
+// Values a request (or a command line) sets over the checkpoint's defaults; unset ones keep them.
+struct SamplingOverrides {
+  std::optional<float> temperature, top_p, min_p, repetition_penalty, presence_penalty,
+      frequency_penalty;
+  std::optional<int> top_k;
+  std::optional<uint64_t> seed;
+};
+SamplingParams apply_overrides(SamplingParams defaults, const SamplingOverrides& overrides);
 
 // Throws Error naming the parameter (e.g. "top_p") when a value is out of its range.
 void validate_sampling_params(const SamplingParams& params);

@@ -315,6 +315,21 @@ TEST(SamplerTest, RawAndProcessedLogprobs) {
   }
 }
 
+TEST(SamplerTest, OverridesReplaceOnlyWhatIsSet) {
+  SamplingParams defaults;
+  defaults.temperature = 0.7f;
+  defaults.top_k = 40;
+  defaults.top_p = 0.95f;
+  SamplingOverrides o;
+  o.temperature = 0.0f;
+  o.seed = 9;
+  const SamplingParams p = apply_overrides(defaults, o);
+  EXPECT_EQ(p.temperature, 0.0f);
+  EXPECT_EQ(p.seed, 9u);
+  EXPECT_EQ(p.top_k, 40);
+  EXPECT_FLOAT_EQ(p.top_p, 0.95f);
+}
+
 TEST(SamplerTest, NanLogitIsAnError) {
   Sampler s(SamplingParams{}, {});
   std::vector<float> l = {0, std::nanf(""), 1};

@@ -1,0 +1,173 @@
+// `minimax chat --model DIR`: an interactive conversation over stdin lines. Each turn renders the
+// whole conversation with the chat template and reuses the KV cache of the common prefix. The
+// model's reasoning (between its think markers) is shown apart from the answer: dimmed on a
+// terminal, under "[reasoning]" / "[answer]" labels otherwise. Commands: /reset, /exit.
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <random>
+
+#include "base/error.h"
+#include "cli/commands.h"
+#include "runtime/model_session.h"
+#include "runtime/reasoning_split.h"
+#include "runtime/text_model.h"
+
+namespace minimax::cli {
+
+void add_sampling_options(CLI::App* cmd, SamplingOverrides& s);  // generate_cmd.cc
+
+namespace {
+
+struct ChatArgs {
+  std::string model, system, moe_path = "fast", thinking_mode;
+  int64_t max_tokens = 2048, context = 8192;
+  size_t threads = 0;
+  bool plain = false, quiet = false;
+  SamplingOverrides sampling;
+};
+
+// Writes reasoning and answer pieces so that a reader can tell them apart.
+class TurnPrinter {
+ public:
+  explicit TurnPrinter(bool styled) : styled_(styled) {}
+
+  void write(const ReasoningSplitter::Piece& piece) {
+    if (piece.text.empty()) return;
+    if (!started_ || piece.reasoning != reasoning_) switch_to(piece.reasoning);
+    std::fwrite(piece.text.data(), 1, piece.text.size(), stdout);
+    at_line_start_ = piece.text.back() == '\n';
+    std::fflush(stdout);
+  }
+
+  void finish() {
+    if (styled_ && started_ && reasoning_) std::fputs("\033[0m", stdout);
+    if (!at_line_start_) std::fputc('\n', stdout);
+    std::fflush(stdout);
+  }
+
+ private:
+  void switch_to(bool reasoning) {
+    if (styled_) {
+      if (started_ && !at_line_start_) std::fputc('\n', stdout);
+      std::fputs(reasoning ? "\033[2m" : "\033[0m", stdout);
+    } else {
+      if (started_ && !at_line_start_) std::fputc('\n', stdout);
+      std::fputs(reasoning ? "[reasoning]\n" : "[answer]\n", stdout);
+    }
+    started_ = true;
+    reasoning_ = reasoning;
+    at_line_start_ = true;
+  }
+
+  bool styled_;
+  bool started_ = false, reasoning_ = false, at_line_start_ = true;
+};
+
+void run_chat(const ChatArgs& args) {
+  ModelOptions options;
+  options.moe_path = parse_moe_path(args.moe_path, "--moe-path");
+  options.threads = args.threads;
+  auto model = TextModel::load(args.model, options);
+  if (args.context <= 0) fail("--context: must be > 0, got {}", args.context);
+  if (args.max_tokens <= 0) fail("--max-tokens: must be > 0, got {}", args.max_tokens);
+  SamplingOverrides overrides = args.sampling;
+  if (!overrides.seed) overrides.seed = std::random_device{}();
+  SamplingParams sampling = apply_overrides(model->text().sampling, overrides);
+  validate_sampling_params(sampling);
+  nlohmann::ordered_json kwargs = nlohmann::ordered_json::object();
+  if (!args.thinking_mode.empty()) kwargs["thinking_mode"] = args.thinking_mode;
+
+  const bool interactive = isatty(STDIN_FILENO);
+  const bool styled = isatty(STDOUT_FILENO) && !args.plain;
+  const ThinkMarkers markers = model->markers();
+  ModelSession session(model->model(), args.context);
+  Generator generator(session, model->tokenizer());
+  nlohmann::ordered_json messages = nlohmann::ordered_json::array();
+  const auto reset = [&] {
+    messages = nlohmann::ordered_json::array();
+    if (!args.system.empty()) messages.push_back({{"role", "system"}, {"content", args.system}});
+  };
+  reset();
+  if (interactive)
+    std::fprintf(stderr, "Chatting with %s. /reset starts over, /exit (or end of input) quits.\n",
+                 args.model.c_str());
+
+  std::string line;
+  for (int turn = 0;; ++turn) {
+    if (interactive) std::fputs("> ", stderr);
+    if (!std::getline(std::cin, line)) break;
+    if (line == "/exit" || line == "/quit") break;
+    if (line == "/reset") {
+      reset();
+      session.reset();
+      std::fputs("(conversation cleared)\n", stderr);
+      continue;
+    }
+    if (line.empty()) continue;
+    messages.push_back({{"role", "user"}, {"content", line}});
+    const std::string prompt_text = model->render_chat(messages, kwargs);
+    const std::vector<int32_t> prompt = model->encode(prompt_text);
+    if (static_cast<int64_t>(prompt.size()) >= args.context) {
+      std::fprintf(stderr,
+                   "The conversation is %zu tokens, beyond --context %lld: /reset to start over.\n",
+                   prompt.size(), static_cast<long long>(args.context));
+      messages.erase(messages.size() - 1);
+      continue;
+    }
+    sampling.seed = *overrides.seed + turn;  // each turn its own reproducible stream
+    ReasoningSplitter splitter(markers, prompt_opens_reasoning(prompt_text, markers));
+    TurnPrinter printer(styled);
+    std::string reasoning, answer;
+    const auto show = [&](const std::vector<ReasoningSplitter::Piece>& pieces) {
+      for (const auto& piece : pieces) {
+        (piece.reasoning ? reasoning : answer) += piece.text;
+        printer.write(piece);
+      }
+    };
+    const GenerationResult result = generator.generate(
+        prompt, sampling, model->default_stop(args.max_tokens), [&](const GenerationEvent& e) {
+          show(splitter.push(e.text));
+          return true;
+        });
+    show(splitter.flush());
+    printer.finish();
+    if (!args.quiet)
+      std::fprintf(stderr, "[%lld tokens, %.2f tok/s, %lld prompt tokens reused, finish: %s]\n",
+                   static_cast<long long>(result.stats.generated_tokens),
+                   result.stats.decode_steps > 0 && result.stats.decode_seconds > 0
+                       ? result.stats.decode_steps / result.stats.decode_seconds
+                       : 0.0,
+                   static_cast<long long>(result.stats.reused_prompt_tokens),
+                   std::string(finish_reason_name(result.finish)).c_str());
+    nlohmann::ordered_json reply = {{"role", "assistant"}, {"content", answer}};
+    if (!reasoning.empty()) reply["reasoning_content"] = reasoning;
+    messages.push_back(reply);
+  }
+}
+
+}  // namespace
+
+void register_chat(CLI::App& app) {
+  auto* cmd = app.add_subcommand("chat", "Interactive chat over stdin, reasoning shown apart");
+  auto args = std::make_shared<ChatArgs>();
+  cmd->add_option("--model", args->model, "Checkpoint directory")->required();
+  cmd->add_option("--system", args->system, "System message");
+  cmd->add_option("--thinking-mode", args->thinking_mode,
+                  "Chat template thinking_mode (M3): enabled, disabled or adaptive")
+      ->check(CLI::IsMember({"enabled", "disabled", "adaptive"}));
+  cmd->add_option("--max-tokens", args->max_tokens, "Tokens per reply at most")
+      ->capture_default_str();
+  cmd->add_option("--context", args->context, "KV cache tokens for the whole conversation")
+      ->capture_default_str();
+  add_sampling_options(cmd, args->sampling);
+  cmd->add_option("--threads", args->threads, "Worker threads (0 = all hardware threads)");
+  cmd->add_option("--moe-path", args->moe_path, "MoE path: fast, or dequant (experts as bf16)")
+      ->check(CLI::IsMember({"fast", "dequant"}));
+  cmd->add_flag("--plain", args->plain, "Label reasoning with text even on a terminal");
+  cmd->add_flag("--quiet", args->quiet, "No per-turn statistics on stderr");
+  cmd->callback([args] { run_chat(*args); });
+}
+
+}  // namespace minimax::cli

@@ -1,0 +1,128 @@
+// `minimax generate --model DIR --prompt TEXT [--chat] [--system S] [--max-tokens N] [sampling]
+// [--seed S] [--threads T] [--moe-path fast|dequant]`: one completion streamed to stdout as it is
+// produced; prompt and decode speed on stderr at the end. Sampling defaults come from the
+// checkpoint's generation_config.json; the flags override them.
+#include <unistd.h>
+
+#include <cstdio>
+#include <random>
+
+#include "base/error.h"
+#include "cli/commands.h"
+#include "runtime/model_session.h"
+#include "runtime/text_model.h"
+
+namespace minimax::cli {
+namespace {
+
+struct GenerateArgs {
+  std::string model, prompt, system, moe_path = "fast", backend = "cpu", thinking_mode;
+  bool chat = false, quiet = false;
+  int64_t max_tokens = 0, context = 0;
+  size_t threads = 0;
+  std::vector<std::string> stop;
+  SamplingOverrides sampling;
+};
+
+void print_stats(const GenerationResult& r) {
+  const GenerationStats& s = r.stats;
+  const int64_t computed = s.prompt_tokens - s.reused_prompt_tokens;
+  std::string reason(finish_reason_name(r.finish));
+  if (r.stop_token >= 0) reason += fmt::format(" (end-of-sequence token {})", r.stop_token);
+  if (!r.stop_string.empty()) reason += fmt::format(" (stop string \"{}\")", r.stop_string);
+  std::fprintf(stderr,
+               "\n[prompt: %lld tokens in %.3f s, %.1f tok/s | decode: %lld tokens in %.3f s, "
+               "%.2f tok/s | finish: %s]\n",
+               static_cast<long long>(s.prompt_tokens), s.prefill_seconds,
+               s.prefill_seconds > 0 ? computed / s.prefill_seconds : 0.0,
+               static_cast<long long>(s.generated_tokens), s.decode_seconds,
+               s.decode_steps > 0 && s.decode_seconds > 0 ? s.decode_steps / s.decode_seconds : 0.0,
+               reason.c_str());
+}
+
+void run_generate(const GenerateArgs& args) {
+  ModelOptions options;
+  options.backend = parse_backend_kind(args.backend, "--backend");
+  options.moe_path = parse_moe_path(args.moe_path, "--moe-path");
+  options.threads = args.threads;
+  auto model = TextModel::load(args.model, options);
+
+  std::string text = args.prompt;
+  if (args.chat) {
+    nlohmann::ordered_json messages = nlohmann::ordered_json::array();
+    if (!args.system.empty()) messages.push_back({{"role", "system"}, {"content", args.system}});
+    messages.push_back({{"role", "user"}, {"content", args.prompt}});
+    nlohmann::ordered_json kwargs = nlohmann::ordered_json::object();
+    if (!args.thinking_mode.empty()) kwargs["thinking_mode"] = args.thinking_mode;
+    text = model->render_chat(messages, kwargs);
+  } else if (!args.system.empty()) {
+    fail("--system: only meaningful with --chat");
+  }
+  const std::vector<int32_t> prompt = model->encode(text);
+  if (prompt.empty()) fail("--prompt: the text encodes to no tokens");
+
+  SamplingOverrides overrides = args.sampling;
+  if (!overrides.seed) overrides.seed = std::random_device{}();
+  const SamplingParams sampling = apply_overrides(model->text().sampling, overrides);
+  const int64_t max_tokens = args.max_tokens > 0                ? args.max_tokens
+                             : model->text().max_new_tokens > 0 ? model->text().max_new_tokens
+                                                                : 256;
+  StopConditions stop = model->default_stop(max_tokens);
+  stop.stop_strings = args.stop;
+  const int64_t context =
+      args.context > 0 ? args.context : static_cast<int64_t>(prompt.size()) + max_tokens;
+
+  ModelSession session(model->model(), context);
+  Generator generator(session, model->tokenizer());
+  const GenerationResult result =
+      generator.generate(prompt, sampling, stop, [](const GenerationEvent& event) {
+        std::fwrite(event.text.data(), 1, event.text.size(), stdout);
+        std::fflush(stdout);
+        return true;
+      });
+  if (isatty(STDOUT_FILENO)) std::fputc('\n', stdout);
+  std::fflush(stdout);
+  if (!args.quiet) print_stats(result);
+}
+
+}  // namespace
+
+// Shared with `minimax chat` (declared there): the sampling flags over generation_config.
+void add_sampling_options(CLI::App* cmd, SamplingOverrides& s) {
+  cmd->add_option("--temperature", s.temperature, "0 = greedy (default: generation_config)");
+  cmd->add_option("--top-p", s.top_p, "Nucleus mass in (0, 1]");
+  cmd->add_option("--top-k", s.top_k, "Keep the k most likely tokens (0 = off)");
+  cmd->add_option("--min-p", s.min_p, "Drop tokens below min_p x the top probability");
+  cmd->add_option("--repetition-penalty", s.repetition_penalty,
+                  "vLLM repetition penalty (1 = off)");
+  cmd->add_option("--presence-penalty", s.presence_penalty, "In [-2, 2]");
+  cmd->add_option("--frequency-penalty", s.frequency_penalty, "In [-2, 2]");
+  cmd->add_option("--seed", s.seed, "Random seed (default: a random one)");
+}
+
+void register_generate(CLI::App& app) {
+  auto* cmd = app.add_subcommand("generate", "Generate a completion and stream it to stdout");
+  auto args = std::make_shared<GenerateArgs>();
+  cmd->add_option("--model", args->model, "Checkpoint directory")->required();
+  cmd->add_option("--prompt", args->prompt, "Prompt text (with --chat: the user message)")
+      ->required();
+  cmd->add_flag("--chat", args->chat, "Render the prompt with the chat template");
+  cmd->add_option("--system", args->system, "System message (with --chat)");
+  cmd->add_option("--thinking-mode", args->thinking_mode,
+                  "Chat template thinking_mode (M3): enabled, disabled or adaptive")
+      ->check(CLI::IsMember({"enabled", "disabled", "adaptive"}));
+  cmd->add_option("--max-tokens", args->max_tokens,
+                  "Tokens to generate at most (default: generation_config or 256)");
+  cmd->add_option("--stop", args->stop, "Stop string (repeatable); not printed");
+  add_sampling_options(cmd, args->sampling);
+  cmd->add_option("--context", args->context, "KV cache tokens (default: prompt + max tokens)");
+  cmd->add_option("--threads", args->threads, "Worker threads (0 = all hardware threads)");
+  cmd->add_option("--moe-path", args->moe_path, "MoE path: fast, or dequant (experts as bf16)")
+      ->check(CLI::IsMember({"fast", "dequant"}));
+  cmd->add_option("--backend", args->backend, "Kernels: cpu or reference")
+      ->check(CLI::IsMember({"cpu", "reference"}));
+  cmd->add_flag("--quiet", args->quiet, "No timing line on stderr");
+  cmd->callback([args] { run_generate(*args); });
+}
+
+}  // namespace minimax::cli

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# End to end: generate, chat and bench on tiny M2 (bf16) and M3 (fp8-channel) checkpoints. Greedy
+# runs repeat byte for byte, a seed repeats a sampled run, --chat renders the template, a stop
+# string cuts the text before it, chat labels reasoning and keeps the conversation, bench prints
+# consistent fields (no timing is asserted). Bad flags fail with the parameter named.
+# Usage: generate_tiny.sh MINIMAX_BINARY SCRATCH_DIR
+set -euo pipefail
+bin=$1
+work=$2
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
+}
+rm -rf "$work"
+mkdir -p "$work"
+"$bin" make-tiny --arch m2 --output "$work/m2" >/dev/null 2>&1
+"$bin" make-tiny --arch m3 --format fp8-channel --output "$work/m3" >/dev/null 2>&1
+
+for arch in m2 m3; do
+  model="$work/$arch"
+  gen() { "$bin" generate --model "$model" --threads 1 "$@"; }
+
+  # Greedy twice: identical text; the timing line names both speeds and the finish reason.
+  gen --prompt "The quick brown fox" --max-tokens 24 --temperature 0 >"$work/$arch.a" 2>"$work/$arch.a.err"
+  gen --prompt "The quick brown fox" --max-tokens 24 --temperature 0 >"$work/$arch.b" 2>/dev/null
+  cmp -s "$work/$arch.a" "$work/$arch.b" || fail "$arch: greedy runs differ"
+  [[ -s "$work/$arch.a" ]] || fail "$arch: no text generated"
+  grep -q "prompt: [0-9]* tokens" "$work/$arch.a.err" || fail "$arch: no prompt stats"
+  grep -q "tok/s | finish: \(length\|stop\)" "$work/$arch.a.err" ||
+    fail "$arch: no decode stats: $(cat "$work/$arch.a.err")"
+
+  # Sampling with a seed repeats.
+  gen --prompt "What is 12 + 35?" --max-tokens 16 --temperature 1 --top-p 0.9 --seed 5 >"$work/$arch.s1" 2>/dev/null
+  gen --prompt "What is 12 + 35?" --max-tokens 16 --temperature 1 --top-p 0.9 --seed 5 >"$work/$arch.s2" 2>/dev/null
+  cmp -s "$work/$arch.s1" "$work/$arch.s2" || fail "$arch: seed 5 not reproducible"
+
+  # --chat: the template is rendered (a longer prompt than the bare text) and greedy repeats.
+  gen --chat --system "Be brief." --prompt "Hello" --max-tokens 16 --temperature 0 >"$work/$arch.c1" 2>"$work/$arch.c1.err"
+  gen --chat --system "Be brief." --prompt "Hello" --max-tokens 16 --temperature 0 >"$work/$arch.c2" 2>/dev/null
+  cmp -s "$work/$arch.c1" "$work/$arch.c2" || fail "$arch: --chat greedy runs differ"
+  chat_prompt=$(sed -n 's/.*prompt: \([0-9]*\) tokens.*/\1/p' "$work/$arch.c1.err")
+  ((chat_prompt > 20)) || fail "$arch: --chat prompt of $chat_prompt tokens, template not applied?"
+
+  # A stop string taken from the greedy text: the output is the text before its first occurrence.
+  stop=$(python3 - "$work/$arch.a" <<'PY'
+import sys
+text = open(sys.argv[1], encoding="utf-8", errors="replace").read()
+# A 2-character piece from the middle, without U+FFFD or control characters.
+for i in range(len(text) // 2, len(text) - 1):
+    piece = text[i:i + 2]
+    if all(c.isprintable() and c != "\ufffd" for c in piece):
+        print(piece)
+        break
+PY
+  )
+  if [[ -n "$stop" ]]; then
+    gen --prompt "The quick brown fox" --max-tokens 24 --temperature 0 --stop "$stop" >"$work/$arch.stop" 2>"$work/$arch.stop.err"
+    python3 - "$work/$arch.a" "$work/$arch.stop" "$stop" <<'PY' || fail "$arch: --stop '$stop' output wrong"
+import sys
+full = open(sys.argv[1], "rb").read()
+cut = open(sys.argv[2], "rb").read()
+stop = sys.argv[3].encode()
+sys.exit(0 if cut == full[: full.index(stop)] else 1)
+PY
+    grep -q "finish: stop (stop string" "$work/$arch.stop.err" || fail "$arch: stop not reported"
+  fi
+
+  # chat: two turns, a reset, one more; reasoning and answer labelled when not on a terminal.
+  printf 'What is 12 + 35?\nAnd 128 * 4?\n/reset\nHello\n' |
+    "$bin" chat --model "$model" --threads 1 --max-tokens 12 --temperature 0 \
+      >"$work/$arch.chat" 2>"$work/$arch.chat.err"
+  grep -q '^\[reasoning\]$\|^\[answer\]$' "$work/$arch.chat" || fail "$arch: chat output unlabelled"
+  turns=$(grep -c "tokens, .* tok/s" "$work/$arch.chat.err")
+  [[ $turns -eq 3 ]] || fail "$arch: $turns chat turns reported, want 3"
+  grep -q "conversation cleared" "$work/$arch.chat.err" || fail "$arch: /reset not acknowledged"
+  # The second turn reuses the cached prefix of the first.
+  sed -n '2p' <(grep "tok/s" "$work/$arch.chat.err") | grep -qv " 0 prompt tokens reused" ||
+    fail "$arch: second turn recomputed the whole conversation"
+
+  # bench: fields present and consistent with each other.
+  "$bin" bench --model "$model" --threads 1 --prompt-tokens 16 --gen-tokens 4 --repeat 1 \
+    --bandwidth-mib 64 --json >"$work/$arch.bench.json" 2>/dev/null
+  python3 - "$work/$arch.bench.json" <<'PY' || fail "$arch: bench fields wrong: $(cat "$work/$arch.bench.json")"
+import json, sys
+b = json.load(open(sys.argv[1]))
+assert b["copy_gbps"] > 0 and b["read_gbps"] > 0, "bandwidth"
+assert b["prefill_tok_s"] > 0 and b["decode_tok_s"] > 0, "speed"
+parts = b["bytes_per_token"]
+assert parts["total"] == sum(v for k, v in parts.items() if k != "total"), "byte sum"
+assert parts["routed_experts"] > 0 and parts["lm_head"] > 0 and parts["attention"] > 0, "parts"
+achieved = parts["total"] * b["decode_tok_s"] / 1e9
+assert abs(b["achieved_gbps"] - achieved) <= 1e-9 * max(1.0, achieved), "achieved"
+assert abs(b["ratio_to_copy"] - achieved / b["copy_gbps"]) < 1e-9, "ratio"
+assert b["threads"] == 1 and b["prompt_tokens"] == 16 and b["gen_tokens"] == 4, "echo"
+PY
+  "$bin" bench --model "$model" --threads 1 --prompt-tokens 8 --gen-tokens 2 --repeat 1 \
+    --bandwidth-mib 16 >"$work/$arch.bench.txt" 2>/dev/null
+  for field in "copy bandwidth" "read bandwidth" prefill decode bytes/token achieved ratio; do
+    grep -q "^$field" "$work/$arch.bench.txt" || fail "$arch: bench table lacks '$field'"
+  done
+done
+
+# Bad values fail with the parameter named.
+if "$bin" generate --model "$work/m2" --prompt x --top-p 0 >/dev/null 2>"$work/err.txt"; then
+  fail "--top-p 0 accepted"
+fi
+grep -q "top_p" "$work/err.txt" || fail "unclear --top-p error: $(cat "$work/err.txt")"
+if "$bin" generate --model "$work/m2" --prompt x --system s >/dev/null 2>"$work/err.txt"; then
+  fail "--system without --chat accepted"
+fi
+grep -q -- "--system" "$work/err.txt" || fail "unclear --system error: $(cat "$work/err.txt")"
+echo "generate_tiny: ok"
