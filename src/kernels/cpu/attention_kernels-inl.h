@@ -1,0 +1,227 @@
+// The CPU attention kernels, written once against VecF / VecD (simd_vec-inl.h) and compiled per
+// ISA level by attention_{avx512,avx2,portable}.cc, which define MINIMAX_SIMD_LEVEL and
+// MINIMAX_ATTENTION_TABLE (the name of the AttentionKernels getter) before including this file.
+#pragma once
+
+#include <algorithm>
+#include <limits>
+
+#include "kernels/cpu/attention_kernels.h"
+#include "kernels/cpu/simd_vec-inl.h"
+
+#ifndef MINIMAX_ATTENTION_TABLE
+#error "define MINIMAX_ATTENTION_TABLE before including attention_kernels-inl.h"
+#endif
+
+namespace minimax::cpu_ops_detail {
+namespace {
+
+using F = VecF;
+using FV = VecF::T;
+using D = VecD;
+using DV = VecD::T;
+constexpr int kF = VecF::kLanes;
+constexpr int kD = VecD::kLanes;
+
+// ---- Attention ----------------------------------------------------------------------------------
+
+// Σ a[c]·b[c] in f32, two vector accumulators.
+MINIMAX_SIMD_INLINE float dot(const float* a, const float* b, int64_t n) {
+  FV s0 = F::zero(), s1 = F::zero();
+  int64_t c = 0;
+  for (; c + 2 * kF <= n; c += 2 * kF) {
+    s0 = F::fmadd(F::load(a + c), F::load(b + c), s0);
+    s1 = F::fmadd(F::load(a + c + kF), F::load(b + c + kF), s1);
+  }
+  if (c + kF <= n) {
+    s0 = F::fmadd(F::load(a + c), F::load(b + c), s0);
+    c += kF;
+  }
+  if (c < n) {
+    const int rest = static_cast<int>(n - c);
+    s1 = F::fmadd(F::load_n(a + c, rest), F::load_n(b + c, rest), s1);
+  }
+  return F::reduce_add(F::add(s0, s1));
+}
+
+// Four tokens' worth of dot products against one query: shares each load of q.
+MINIMAX_SIMD_INLINE void dot4(const float* q, const float* k, int64_t stride, int64_t n,
+                              float* out) {
+  FV s[4] = {F::zero(), F::zero(), F::zero(), F::zero()};
+  int64_t c = 0;
+  for (; c + kF <= n; c += kF) {
+    const FV qv = F::load(q + c);
+    for (int i = 0; i < 4; ++i) s[i] = F::fmadd(qv, F::load(k + i * stride + c), s[i]);
+  }
+  if (c < n) {
+    const int rest = static_cast<int>(n - c);
+    const FV qv = F::load_n(q + c, rest);
+    for (int i = 0; i < 4; ++i) s[i] = F::fmadd(qv, F::load_n(k + i * stride + c, rest), s[i]);
+  }
+  for (int i = 0; i < 4; ++i) out[i] = F::reduce_add(s[i]);
+}
+
+// p[i] ← exp(p[i] − shift) for i < padded (a multiple of the lane count; lanes from n on hold −inf
+// and become 0); returns Σ p.
+MINIMAX_SIMD_INLINE float exp_shifted_sum(float* p, int padded, float shift) {
+  const FV minus_shift = F::set1(-shift);
+  FV sum = F::zero();
+  for (int i = 0; i < padded; i += kF) {
+    const FV e = F::exp(F::add(F::load(p + i), minus_shift));
+    F::store(p + i, e);
+    sum = F::add(sum, e);
+  }
+  return F::reduce_add(sum);
+}
+
+// acc[0, d) ← acc·corr + Σ_{i<n} p[i]·v_i, v_i at v + i·stride; four vectors of acc in registers.
+MINIMAX_SIMD_INLINE void accumulate(float* acc, float corr, const float* p, int n, const float* v,
+                                    int64_t stride, int64_t d) {
+  const FV c = F::set1(corr);
+  int64_t col = 0;
+  for (; col + 4 * kF <= d; col += 4 * kF) {
+    FV a[4];
+    for (int k = 0; k < 4; ++k) a[k] = F::mul(F::load(acc + col + k * kF), c);
+    for (int i = 0; i < n; ++i) {
+      const FV pi = F::set1(p[i]);
+      const float* vi = v + i * stride + col;
+      for (int k = 0; k < 4; ++k) a[k] = F::fmadd(pi, F::load(vi + k * kF), a[k]);
+    }
+    for (int k = 0; k < 4; ++k) F::store(acc + col + k * kF, a[k]);
+  }
+  for (; col < d; col += kF) {
+    const int width = static_cast<int>(std::min<int64_t>(kF, d - col));
+    FV a = F::mul(width == kF ? F::load(acc + col) : F::load_n(acc + col, width), c);
+    for (int i = 0; i < n; ++i) {
+      const float* vi = v + i * stride + col;
+      a = F::fmadd(F::set1(p[i]), width == kF ? F::load(vi) : F::load_n(vi, width), a);
+    }
+    if (width == kF) {
+      F::store(acc + col, a);
+    } else {
+      F::store_n(acc + col, a, width);
+    }
+  }
+}
+
+MINIMAX_SIMD void attend(const AttendJob& j, float* scratch) {
+  const int heads = j.heads;
+  const int64_t d = j.head_dim, stride = j.cache_stride;
+  float* acc = scratch;                               // [heads, d]
+  float* scores = acc + heads * d;                    // [heads, kAttendTile]
+  float* running_max = scores + heads * kAttendTile;  // [heads]
+  float* denom = running_max + heads;                 // [heads]
+  std::fill(acc, acc + heads * d, 0.0f);
+  std::fill(running_max, running_max + heads, -std::numeric_limits<float>::infinity());
+  std::fill(denom, denom + heads, 0.0f);
+  for (int r = 0; r < j.num_ranges; ++r) {
+    const SlotRange range = j.ranges[r];
+    for (int64_t s0 = range.begin; s0 < range.end; s0 += kAttendTile) {
+      const int n = static_cast<int>(std::min<int64_t>(kAttendTile, range.end - s0));
+      const int padded = (n + kF - 1) / kF * kF;
+      const float* k = j.k + s0 * stride;
+      const float* v = j.v + s0 * stride;
+      for (int h = 0; h < heads; ++h) {
+        const float* q = j.q + h * d;
+        float* sc = scores + h * kAttendTile;
+        int i = 0;
+        for (; i + 4 <= n; i += 4) dot4(q, k + i * stride, stride, d, sc + i);
+        for (; i < n; ++i) sc[i] = dot(q, k + i * stride, d);
+        for (i = 0; i < n; ++i) sc[i] *= j.scale;
+        for (; i < padded; ++i) sc[i] = -std::numeric_limits<float>::infinity();
+      }
+      for (int h = 0; h < heads; ++h) {
+        float* sc = scores + h * kAttendTile;
+        float tile_max = sc[0];
+        for (int i = 1; i < n; ++i) tile_max = std::max(tile_max, sc[i]);
+        const float new_max = std::max(running_max[h], tile_max);
+        const float corr = std::exp(running_max[h] - new_max);  // 0 on the first tile
+        const float sum = exp_shifted_sum(sc, padded, new_max);
+        denom[h] = denom[h] * corr + sum;
+        accumulate(acc + h * d, corr, sc, n, v, stride, d);
+        running_max[h] = new_max;
+      }
+    }
+  }
+  for (int h = 0; h < heads; ++h)
+    for (int64_t c = 0; c < d; ++c) j.out[h * d + c] = acc[h * d + c] / denom[h];
+}
+
+// ---- MSA block scores -----------------------------------------------------------------------
+
+// For kD slots (rows; repeats fill a short group) and index heads [g0, g0 + G): the exact double
+// dot products, lane = slot, each lane summing c = 0, 1, ... in order as the reference does (the
+// product of two f32 values is exact in double, so a fused multiply-add rounds as its add does).
+template <int G>
+MINIMAX_SIMD_INLINE void exact_dots(const double* qd, int dim, const float* const* rows, DV* acc) {
+  for (int g = 0; g < G; ++g) acc[g] = D::zero();
+  int c = 0;
+  for (; c + kD <= dim; c += kD) {
+    DV kt[kD];
+    D::load_transposed(rows, c, kt);
+    for (int i = 0; i < kD; ++i)
+      for (int g = 0; g < G; ++g) acc[g] = D::fmadd(D::set1(qd[g * dim + c + i]), kt[i], acc[g]);
+  }
+  for (; c < dim; ++c) {
+    alignas(64) double lanes[kD];
+    for (int s = 0; s < kD; ++s) lanes[s] = rows[s][c];
+    const DV kc = D::load(lanes);
+    for (int g = 0; g < G; ++g) acc[g] = D::fmadd(D::set1(qd[g * dim + c]), kc, acc[g]);
+  }
+}
+
+template <int G>
+MINIMAX_SIMD void score_heads(const BlockScoreJob& j, const double* qd, int g0) {
+  const double* q = qd + g0 * j.dim;
+  for (int b = j.block_begin; b < j.block_end; ++b) {
+    const int64_t first = b * j.block_size;
+    const int64_t last = std::min(first + j.block_size - 1, j.last_slot);
+    double best[G];
+    for (int g = 0; g < G; ++g) best[g] = -std::numeric_limits<double>::infinity();
+    for (int64_t s0 = first; s0 <= last; s0 += kD) {
+      const int n = static_cast<int>(std::min<int64_t>(kD, last + 1 - s0));
+      const float* rows[kD];
+      for (int s = 0; s < kD; ++s) rows[s] = j.k_cache + (s0 + std::min(s, n - 1)) * j.k_stride;
+      DV acc[G];
+      exact_dots<G>(q, j.dim, rows, acc);
+      for (int g = 0; g < G; ++g) {
+        alignas(64) double dots[kD];
+        D::store(dots, acc[g]);
+        // The reference's std::max(score, dot) in slot order: a NaN dot is skipped.
+        for (int s = 0; s < n; ++s) best[g] = best[g] < dots[s] ? dots[s] : best[g];
+      }
+    }
+    double* out = j.scores + int64_t(b - j.block_begin) * j.heads + g0;
+    for (int g = 0; g < G; ++g) out[g] = best[g];
+  }
+}
+
+MINIMAX_SIMD void block_scores(const BlockScoreJob& j, double* scratch) {
+  double* qd = scratch;
+  for (int64_t i = 0; i < int64_t{j.heads} * j.dim; ++i) qd[i] = j.q[i];
+  for (int g0 = 0; g0 < j.heads; g0 += 4) {
+    switch (std::min(4, j.heads - g0)) {
+      case 4:
+        score_heads<4>(j, qd, g0);
+        break;
+      case 3:
+        score_heads<3>(j, qd, g0);
+        break;
+      case 2:
+        score_heads<2>(j, qd, g0);
+        break;
+      default:
+        score_heads<1>(j, qd, g0);
+        break;
+    }
+  }
+}
+
+}  // namespace
+
+const AttentionKernels& MINIMAX_ATTENTION_TABLE() {
+  static const AttentionKernels table{attend, block_scores};
+  return table;
+}
+
+}  // namespace minimax::cpu_ops_detail

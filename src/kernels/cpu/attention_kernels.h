@@ -1,0 +1,68 @@
+// What the CPU attention ops (attention_cpu.cc) hand to their per-ISA kernels
+// (attention_kernels-inl.h, compiled once per level): one job = one token's run of query heads of
+// one KV group, or one token's index-score blocks.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cpu/cpu_features.h"
+
+namespace minimax::cpu_ops_detail {
+
+// Cache slots [begin, end).
+struct SlotRange {
+  int64_t begin = 0, end = 0;
+};
+
+// Slots are processed in tiles of this many: scores for the tile, then one online-softmax update.
+constexpr int kAttendTile = 64;
+
+// softmax(q·kᵀ·scale)·v for `heads` consecutive query heads that share one KV head, over the slots
+// of `ranges` in order. Tiles never straddle two ranges, so the arithmetic depends only on the
+// ranges: equal ranges give equal bits.
+struct AttendJob {
+  const float* q = nullptr;  // [heads, head_dim]
+  float* out = nullptr;      // [heads, head_dim]
+  int heads = 0;
+  int64_t head_dim = 0;
+  const float* k = nullptr;  // slot s of the KV head at k + s·cache_stride
+  const float* v = nullptr;
+  int64_t cache_stride = 0;
+  const SlotRange* ranges = nullptr;
+  int num_ranges = 0;
+  float scale = 0;
+};
+// Floats of scratch attend() needs.
+inline int64_t attend_scratch_floats(int heads, int64_t head_dim) {
+  return int64_t{heads} * (head_dim + kAttendTile + 2);
+}
+
+// scores[(b − block_begin)·heads + g] = max over slots s of block b (clipped to [0, last_slot]) of
+// the reference's double dot product Σ_c q[g, c]·k_s[c], summed in c order, for each index head g
+// of one token; −inf for a block without slots.
+struct BlockScoreJob {
+  const float* q = nullptr;  // [heads, dim]
+  int heads = 0, dim = 0;
+  const float* k_cache = nullptr;  // slot s at k_cache + s·k_stride
+  int64_t k_stride = 0;
+  int64_t block_size = 0, last_slot = 0;
+  int block_begin = 0, block_end = 0;
+  double* scores = nullptr;
+};
+// Doubles of scratch block_scores() needs.
+inline int64_t block_score_scratch_doubles(int heads, int dim) {
+  return int64_t{heads} * dim + 16 * int64_t{heads} + 64;
+}
+
+struct AttentionKernels {
+  void (*attend)(const AttendJob& job, float* scratch) = nullptr;
+  void (*block_scores)(const BlockScoreJob& job, double* scratch) = nullptr;
+};
+
+const AttentionKernels& attention_kernels_avx512();
+const AttentionKernels& attention_kernels_avx2();
+const AttentionKernels& attention_kernels_portable();
+// The kernels of `isa` (which the CPU must support).
+const AttentionKernels& attention_kernels(CpuIsa isa);
+
+}  // namespace minimax::cpu_ops_detail

@@ -1,0 +1,65 @@
+// The CPU backend's ops other than linear: f32 attention (online softmax, GQA, MSA blocks), exact
+// MSA block scores, grouped MoE over cpu_linear, RMSNorm, RoPE, router, gated activations and
+// embedding. Each has the kernels/ops.h signature and means what its kernels/reference/ op means;
+// docs/cpu_kernels.md states how close each one is to the reference.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/cpu/cpu_features.h"
+#include "kernels/ops.h"
+#include "kernels/reference/moe_plan.h"
+
+namespace minimax {
+
+// Rows of the table decoded to f32 (f32 and bf16 directly, other formats with the exact row
+// decoder of the reference); the same Error as the reference for a token outside the table.
+void cpu_embedding(const WeightView& table, const int32_t* tokens, int64_t T, float* out);
+
+// Sum of squares in double (8 partial sums), scaling in f32: within 3 f32 roundings of the
+// reference per element.
+void cpu_rms_norm(const float* x, int64_t rows, int64_t dim, const float* weight, float eps,
+                  bool add_one, float* out, ThreadPool* pool);
+
+// Bit-identical to the reference (same f32 angle, cos and sin in double, rotation in double), with
+// the inverse frequencies computed once per call and cos/sin once per (token, pair).
+void cpu_rope(float* x, int64_t T, const int32_t* positions, const RopeParams& params,
+              ThreadPool* pool);
+
+// Bit-identical to the reference (the same double scores, the same order of the top-k choice,
+// ties to the lower expert id), choosing by insertion instead of sorting every expert.
+void cpu_route(const RouterArgs& args);
+
+// f32 with std::exp in f32: within a few f32 roundings of the reference per element.
+void cpu_glu(const float* gate, const float* up, int64_t n, const GluParams& params, float* out);
+
+// f32 attention: SIMD dot products over head_dim, online softmax over tiles of slots with a
+// vectorised exp, the query heads of a KV group sharing each K/V row. Slots are visited in the same
+// order in dense and block-sparse calls (adjacent selected blocks merge into one run), so selecting
+// every visible block gives the dense result bit for bit. Results do not depend on the pool size.
+void cpu_attention(const AttentionArgs& args, ThreadPool* pool);
+
+// MSA block choice with the reference's exact scores: each dot product is the reference's
+// sequential double sum (vectorised across slots, not across dimensions), so the chosen blocks are
+// the reference's, ties included.
+void cpu_select_blocks(const BlockSelectArgs& args, ThreadPool* pool);
+
+// The same two ops with the kernels of a given ISA level (tests compare the levels); Error if the
+// CPU does not support it.
+void cpu_attention_at(const AttentionArgs& args, ThreadPool* pool, CpuIsa isa);
+void cpu_select_blocks_at(const BlockSelectArgs& args, ThreadPool* pool, CpuIsa isa);
+
+// Grouped MoE: tokens gathered per expert (plan as reference/moe_plan.h), every active expert's
+// gate and up run over its tokens with cpu_linear, the activation in f32, then down, and the
+// results added into y with the routing weights. Each expert's weights stream once per call (per 64
+// tokens of an expert): the threads split every projection's output rows, all active experts in one
+// pool call per phase (gate/up, then down). Scratch is reused across calls. f32 throughout; results
+// do not depend on the pool size.
+void cpu_moe(const MoeArgs& args, ThreadPool* pool);
+
+// plan_moe's result written into `plan`, reusing its storage (no allocation once it has grown).
+// Exposed for tests.
+void plan_moe_into(const int32_t* expert_ids, const float* expert_weights, int64_t T, int top_k,
+                   int num_experts, MoePlan& plan);
+
+}  // namespace minimax

@@ -1,0 +1,279 @@
+// The CPU backend's element-wise ops against the reference ops (kernels/cpu/cpu_ops.h): RoPE and
+// the router bit for bit (ties included), RMSNorm and the gated activations within a few f32
+// roundings, embedding rows equal in every weight format, and the kernel table that registers
+// them. Odd sizes, the tiny model shapes and the real M2 / M3 shapes.
+#include "kernels/cpu/cpu_ops.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "base/error.h"
+#include "formats/float_formats.h"
+#include "kernels/backend.h"
+#include "kernels/cpu/cpu_backend.h"
+#include "kernels/reference/reference_ops.h"
+
+namespace minimax {
+namespace {
+
+constexpr double kU = 0x1p-24;  // f32 unit roundoff
+
+std::vector<float> random_floats(size_t n, uint32_t seed, float sd = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, sd);
+  std::vector<float> v(n);
+  for (float& x : v) x = dist(rng);
+  return v;
+}
+
+// ---- RMSNorm
+// -------------------------------------------------------------------------------------
+
+struct NormShape {
+  int64_t rows, dim;
+};
+
+TEST(CpuRmsNorm, WithinThreeRoundingsOfTheReference) {
+  ThreadPool pool(3);
+  // Odd sizes; tiny M2 QK norm (T·(8·16)); M3 per-head; real M2 q-norm (6144) and M3 hidden (6144);
+  // many rows (parallel path).
+  const NormShape shapes[] = {{1, 1},    {3, 7},    {5, 64},    {4, 128},  {64, 16},
+                              {2, 6144}, {1, 3072}, {300, 517}, {1024, 64}};
+  uint32_t seed = 1;
+  for (const NormShape& s : shapes) {
+    for (bool add_one : {false, true}) {
+      const auto x = random_floats(s.rows * s.dim, seed++, 3.0f);
+      const auto w = random_floats(s.dim, seed++, 0.5f);
+      std::vector<float> ref(x.size()), got(x.size()), in_place = x;
+      reference::rms_norm(x.data(), s.rows, s.dim, w.data(), 1e-6f, add_one, ref.data(), nullptr);
+      cpu_rms_norm(x.data(), s.rows, s.dim, w.data(), 1e-6f, add_one, got.data(), &pool);
+      cpu_rms_norm(in_place.data(), s.rows, s.dim, w.data(), 1e-6f, add_one, in_place.data(),
+                   nullptr);
+      for (size_t i = 0; i < x.size(); ++i) {
+        ASSERT_LE(std::fabs(got[i] - ref[i]), 3 * kU * std::fabs(ref[i]))
+            << s.rows << "x" << s.dim << " add_one " << add_one << " at " << i;
+        ASSERT_EQ(got[i], in_place[i]);
+      }
+    }
+  }
+}
+
+TEST(CpuRmsNorm, RejectsEmptyRows) {
+  float x = 1, w = 1;
+  EXPECT_THROW(cpu_rms_norm(&x, 1, 0, &w, 1e-6f, false, &x, nullptr), Error);
+}
+
+// ---- RoPE
+// ----------------------------------------------------------------------------------------
+
+TEST(CpuRope, BitIdenticalToTheReference) {
+  ThreadPool pool(2);
+  struct Case {
+    RopeParams p;
+    int64_t T;
+  };
+  const Case cases[] = {
+      {{8, 16, 8, 10000.0}, 5},        // tiny M2 / M3 q
+      {{1, 16, 8, 5000000.0}, 70},     // tiny index key
+      {{48, 128, 64, 5000000.0}, 3},   // M2 q
+      {{4, 128, 64, 5000000.0}, 300},  // M3 k, many tokens (parallel path)
+      {{3, 10, 6, 12345.0}, 9},        // odd
+      {{2, 128, 128, 1000000.0}, 4},   // full rotation
+  };
+  uint32_t seed = 7;
+  for (const Case& c : cases) {
+    std::vector<int32_t> positions(c.T);
+    std::mt19937 rng(seed);
+    for (int64_t t = 0; t < c.T; ++t)
+      positions[t] = t == 0 ? 0 : static_cast<int32_t>(rng() % 300000);
+    const auto x = random_floats(c.T * c.p.num_heads * c.p.head_dim, seed++);
+    std::vector<float> ref = x, got = x;
+    reference::rope(ref.data(), c.T, positions.data(), c.p, nullptr);
+    cpu_rope(got.data(), c.T, positions.data(), c.p, &pool);
+    EXPECT_EQ(std::memcmp(ref.data(), got.data(), ref.size() * sizeof(float)), 0)
+        << c.p.num_heads << " heads of " << c.p.head_dim << ", rotary " << c.p.rotary_dim;
+  }
+}
+
+TEST(CpuRope, RejectsBadRotaryDim) {
+  float x[8] = {};
+  const int32_t pos = 0;
+  EXPECT_THROW(cpu_rope(x, 1, &pos, RopeParams{1, 8, 5, 10000.0}, nullptr), Error);
+  EXPECT_THROW(cpu_rope(x, 1, &pos, RopeParams{1, 8, 10, 10000.0}, nullptr), Error);
+}
+
+// ---- Router -------------------------------------------------------------------------------------
+
+struct RouteCase {
+  int num_experts, top_k;
+  bool bias, renormalize;
+  float routed_scale;
+  int levels;  // logits drawn from this many distinct values (few: many ties); 0 = continuous
+};
+
+TEST(CpuRoute, SameExpertsAndWeightsAsTheReference) {
+  const RouteCase cases[] = {
+      {16, 4, true, true, 1.0f, 0},   {16, 4, false, true, 1.0f, 3},  // tiny M2
+      {16, 4, false, true, 2.0f, 0},  {16, 4, false, true, 2.0f, 2},  // tiny M3
+      {256, 8, true, true, 1.0f, 0},  {256, 8, true, true, 1.0f, 5},  // M2
+      {128, 4, false, true, 2.0f, 0}, {128, 4, true, true, 2.0f, 4},  // M3
+      {7, 7, true, false, 1.0f, 2},   {5, 1, false, true, 1.0f, 1},   // all chosen; all tied
+      {33, 3, true, false, 1.5f, 0},
+  };
+  uint32_t seed = 11;
+  for (const RouteCase& c : cases) {
+    const int64_t T = 50;
+    std::mt19937 rng(seed++);
+    std::normal_distribution<float> dist(0.0f, 2.0f);
+    std::vector<float> logits(T * c.num_experts), bias(c.num_experts);
+    for (float& v : logits) v = c.levels > 0 ? static_cast<float>(rng() % c.levels) - 1 : dist(rng);
+    // A bias with repeated values keeps ties possible after it is added.
+    for (float& v : bias) v = c.levels > 0 ? 0.25f * static_cast<float>(rng() % 2) : dist(rng);
+    RouterArgs r;
+    r.logits = logits.data();
+    r.T = T;
+    r.num_experts = c.num_experts;
+    r.top_k = c.top_k;
+    r.selection_bias = c.bias ? bias.data() : nullptr;
+    r.renormalize = c.renormalize;
+    r.routed_scale = c.routed_scale;
+    std::vector<int32_t> ref_ids(T * c.top_k), ids(T * c.top_k);
+    std::vector<float> ref_w(T * c.top_k), w(T * c.top_k);
+    r.expert_ids = ref_ids.data();
+    r.expert_weights = ref_w.data();
+    reference::route(r);
+    r.expert_ids = ids.data();
+    r.expert_weights = w.data();
+    cpu_route(r);
+    EXPECT_EQ(ids, ref_ids) << c.num_experts << " experts top-" << c.top_k;
+    EXPECT_EQ(std::memcmp(w.data(), ref_w.data(), w.size() * sizeof(float)), 0);
+  }
+}
+
+TEST(CpuRoute, TiesGoToTheLowerExpert) {
+  const float logits[6] = {0.5f, 1.0f, 0.5f, 1.0f, 0.5f, -3.0f};
+  int32_t ids[4];
+  float weights[4];
+  RouterArgs r;
+  r.logits = logits;
+  r.T = 1;
+  r.num_experts = 6;
+  r.top_k = 4;
+  r.expert_ids = ids;
+  r.expert_weights = weights;
+  cpu_route(r);
+  EXPECT_EQ(ids[0], 1);
+  EXPECT_EQ(ids[1], 3);
+  EXPECT_EQ(ids[2], 0);
+  EXPECT_EQ(ids[3], 2);
+  r.top_k = 7;
+  EXPECT_THROW(cpu_route(r), Error);
+}
+
+// ---- Gated activations --------------------------------------------------------------------------
+
+TEST(CpuGlu, WithinAFewRoundingsOfTheReference) {
+  // Silu: exp of an exact argument, then 1 + e, a division and two products: 6 roundings.
+  // SwiGLU-OAI: α·g' is rounded first, which moves exp(−α·g') by up to |α·g'|·u relative, so
+  // (6 + |α·g'|)·u with g' = min(g, limit).
+  for (GluKind kind : {GluKind::kSilu, GluKind::kSwigluOai}) {
+    GluParams p;
+    p.kind = kind;
+    for (int64_t n : {1, 7, 32, 1536, 3071}) {
+      auto gate = random_floats(n, static_cast<uint32_t>(n), 6.0f);
+      auto up = random_floats(n, static_cast<uint32_t>(n + 1), 6.0f);
+      if (n > 4) {  // the edges: clamps, overflow of exp(−g), zeros
+        gate[0] = -120.0f;
+        gate[1] = 7.0f;
+        up[2] = -7.5f;
+        gate[3] = 0.0f;
+      }
+      std::vector<float> ref(n), got(n), in_place = gate;
+      reference::glu(gate.data(), up.data(), n, p, ref.data());
+      cpu_glu(gate.data(), up.data(), n, p, got.data());
+      cpu_glu(in_place.data(), up.data(), n, p, in_place.data());
+      for (int64_t i = 0; i < n; ++i) {
+        const double rel = kind == GluKind::kSilu
+                               ? 6 * kU
+                               : (6 + std::fabs(p.alpha * std::min(gate[i], p.limit))) * kU;
+        ASSERT_LE(std::fabs(got[i] - ref[i]), rel * std::fabs(ref[i]) + 1e-37)
+            << (kind == GluKind::kSilu ? "silu" : "swiglu-oai") << " g=" << gate[i]
+            << " u=" << up[i];
+        ASSERT_EQ(got[i], in_place[i]);
+      }
+    }
+  }
+}
+
+TEST(CpuGlu, SwigluOaiClampsAndAddsOne) {
+  GluParams p;
+  p.kind = GluKind::kSwigluOai;
+  const float gate[3] = {100.0f, 1.0f, -2.0f}, up[3] = {0.0f, 100.0f, -1.0f};
+  float out[3];
+  cpu_glu(gate, up, 3, p, out);
+  auto sig = [](double x) { return 1 / (1 + std::exp(-x)); };
+  EXPECT_NEAR(out[0], 7 * sig(1.702 * 7) * 1, 1e-5);    // g clamped to 7, u + 1
+  EXPECT_NEAR(out[1], 1 * sig(1.702) * 8, 1e-5);        // u clamped to 7
+  EXPECT_NEAR(out[2], -2 * sig(-2 * 1.702) * 0, 1e-7);  // u + 1 = 0
+}
+
+// ---- Embedding ----------------------------------------------------------------------------------
+
+TEST(CpuEmbedding, RowsEqualTheReferenceInEveryFormat) {
+  const int64_t rows = 37, cols = 64;
+  std::mt19937 rng(5);
+  std::vector<uint8_t> data(rows * cols * 4), scales(rows * cols * 4);
+  for (auto& b : data) b = static_cast<uint8_t>(rng() % 0x7E);  // no NaN codes, finite floats
+  for (size_t i = 0; i + 3 < scales.size(); i += 4) {
+    const float s = 0.01f + 0.001f * static_cast<float>(rng() % 100);
+    std::memcpy(&scales[i], &s, 4);
+  }
+  std::vector<uint8_t> small_codes(rows * cols);  // e8m0 / e4m3 scale codes near 1
+  for (auto& c : small_codes) c = static_cast<uint8_t>(120 + rng() % 10);
+  const int32_t tokens[5] = {0, 36, 5, 5, 17};
+  for (WeightFormat f : {WeightFormat::kF32, WeightFormat::kBF16, WeightFormat::kFp8Channel,
+                         WeightFormat::kFp8Block, WeightFormat::kMxfp4, WeightFormat::kNvfp4}) {
+    WeightView w;
+    w.format = f;
+    w.rows = rows;
+    w.cols = cols;
+    w.data = data.data();
+    w.scales = (f == WeightFormat::kMxfp4 || f == WeightFormat::kNvfp4) ? small_codes.data()
+                                                                        : scales.data();
+    w.block_rows = 16;
+    w.block_cols = 32;
+    w.global_scale = 0.5f;
+    std::vector<float> ref(5 * cols), got(5 * cols);
+    reference::embedding(w, tokens, 5, ref.data());
+    cpu_embedding(w, tokens, 5, got.data());
+    EXPECT_EQ(std::memcmp(ref.data(), got.data(), ref.size() * sizeof(float)), 0)
+        << weight_format_name(f);
+    const int32_t bad = static_cast<int32_t>(rows);
+    EXPECT_THROW(cpu_embedding(w, &bad, 1, got.data()), Error);
+  }
+}
+
+// ---- Registration -------------------------------------------------------------------------------
+
+TEST(CpuBackendTable, ProvidesItsOps) {
+  const KernelOps ops = cpu_kernel_ops();
+  EXPECT_EQ(ops.embedding, &cpu_embedding);
+  EXPECT_EQ(ops.rms_norm, &cpu_rms_norm);
+  EXPECT_EQ(ops.rope, &cpu_rope);
+  EXPECT_EQ(ops.attention, &cpu_attention);
+  EXPECT_EQ(ops.select_blocks, &cpu_select_blocks);
+  EXPECT_EQ(ops.route, &cpu_route);
+  EXPECT_EQ(ops.glu, &cpu_glu);
+  EXPECT_EQ(ops.quantize_activations, nullptr);
+  const KernelOps& table = kernel_ops(BackendKind::kCpu);
+  EXPECT_EQ(table.attention, &cpu_attention);
+  EXPECT_EQ(table.quantize_activations, reference_ops().quantize_activations);
+}
+
+}  // namespace
+}  // namespace minimax
