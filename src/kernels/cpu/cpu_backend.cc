@@ -1,5 +1,5 @@
-// The ops the CPU backend implements: every op of kernels/ops.h except the grouped MoE and the FP8
-// activation emulation (quantize_activations), which stay the reference ones.
+// The ops the CPU backend implements: every op of kernels/ops.h except the FP8 activation
+// emulation (quantize_activations), which stays the reference's.
 #include "kernels/cpu/cpu_backend.h"
 
 #include "kernels/cpu/cpu_ops.h"
@@ -18,6 +18,7 @@ KernelOps cpu_kernel_ops() {
   ops.select_blocks = cpu_select_blocks;
   ops.route = cpu_route;
   ops.glu = cpu_glu;
+  ops.moe = cpu_moe;
   return ops;
 }
 

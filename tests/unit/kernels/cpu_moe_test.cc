@@ -1,0 +1,414 @@
+// The CPU grouped MoE (kernels/cpu/cpu_ops.h cpu_moe) against reference::moe: every weight format,
+// odd shapes, the tiny and real M2 / M3 shapes, decode and batches large enough for several
+// passes per expert and several waves, the bf16 (dequant) path and FP8 activation emulation; bit
+// equality across thread counts; the reusable plan against plan_moe.
+//
+// Bound, per output element (linearised error propagation, then doubled), with u = 2^-24 and
+// γ(n) = (n/8 + 32)·u the cpu_linear bound factor over n columns:
+//   gate/up row i:   δg_i = γ(H)·Σ_h|Wg_ih·x_h|, δu_i likewise
+//   activation:      δa_i = |∂a/∂g|·δg_i + |∂a/∂u|·δu_i + 8u·|a_i|
+//                    (silu: |∂a/∂g| <= 1.1|u|, |∂a/∂u| = |g·σ(g)|; SwiGLU-OAI with g' = min(g, L),
+//                    u' = clamp(u): |∂a/∂g| <= (σ + α|g'|σ(1 − σ))·|u' + β|, |∂a/∂u| <= |g'·σ|)
+//   down row c:      δd_c = γ(I)·Σ_i|Wd_ci·a_i| + Σ_i|Wd_ci|·δa_i
+//   y[t, c]:         Σ_j |w_j|·(δd_jc + (k + 1)·u·|d_jc|)   (k = top_k f32 additions)
+// The bf16 path and FP8 emulation round intermediate values; where the two backends' values sit on
+// either side of a rounding boundary they differ by one step of that format, so those tests also
+// allow one step (2^-7 relative for bf16, 2^-3 relative plus the subnormal step for e4m3) at
+// every rounding point, and check that at least 99% of the elements meet the plain bound.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "formats/float_formats.h"
+#include "kernels/cpu/cpu_ops.h"
+#include "kernels/reference/moe_plan.h"
+#include "kernels/reference/reference_ops.h"
+#include "kernels/reference/weight_rows.h"
+
+namespace minimax {
+namespace {
+
+constexpr double kU = 0x1p-24;
+
+// ---- Random weights in every stored format ------------------------------------------------------
+
+struct StoredWeight {
+  std::vector<uint8_t> data, scales;
+  WeightView view;
+};
+
+void put_f32(std::vector<uint8_t>& bytes, int64_t index, float v) {
+  std::memcpy(bytes.data() + 4 * index, &v, 4);
+}
+
+// Values ~ N(0, sd), stored in `format` with fixed, slightly varying scales (any valid codes make
+// a valid weight: the reference decodes what is stored).
+StoredWeight make_weight(WeightFormat format, int64_t rows, int64_t cols, double sd,
+                         std::mt19937& rng) {
+  std::normal_distribution<double> dist(0.0, sd);
+  std::uniform_real_distribution<double> jitter(0.75, 1.25);
+  StoredWeight w;
+  WeightView& v = w.view;
+  v.format = format;
+  v.rows = rows;
+  v.cols = cols;
+  switch (format) {
+    case WeightFormat::kF32:
+      w.data.resize(rows * cols * 4);
+      for (int64_t i = 0; i < rows * cols; ++i) put_f32(w.data, i, static_cast<float>(dist(rng)));
+      break;
+    case WeightFormat::kBF16:
+      w.data.resize(rows * cols * 2);
+      for (int64_t i = 0; i < rows * cols; ++i) {
+        const uint16_t b = f32_to_bf16(static_cast<float>(dist(rng)));
+        std::memcpy(w.data.data() + 2 * i, &b, 2);
+      }
+      break;
+    case WeightFormat::kFp8Channel:
+    case WeightFormat::kFp8Block: {
+      const bool block = format == WeightFormat::kFp8Block;
+      const int64_t n_scales = block ? ((rows + 127) / 128) * ((cols + 127) / 128) : rows;
+      w.scales.resize(n_scales * 4);
+      for (int64_t i = 0; i < n_scales; ++i)
+        put_f32(w.scales, i, static_cast<float>(sd / 64 * jitter(rng)));
+      // Codes of N(0, 64) values: the weights are then ~N(0, sd) with the scales above. Drawn
+      // from a pool, as quantizing every element of the real shapes would dominate the test.
+      std::vector<uint8_t> pool(4096);
+      std::normal_distribution<double> code_dist(0.0, 64.0);
+      for (auto& code : pool) code = f64_to_fp8(code_dist(rng), Fp8Format::kE4M3FN);
+      w.data.resize(rows * cols);
+      for (auto& code : w.data) code = pool[rng() % pool.size()];
+      break;
+    }
+    case WeightFormat::kMxfp4:
+    case WeightFormat::kNvfp4: {
+      const bool mx = format == WeightFormat::kMxfp4;
+      const int64_t block = mx ? 32 : 16;
+      v.global_scale = mx ? 1.0f : 1.0f / 64;
+      w.scales.resize(rows * cols / block);
+      std::vector<double> scale(w.scales.size());
+      for (size_t i = 0; i < w.scales.size(); ++i) {
+        if (mx) {  // 2^e near sd/2
+          w.scales[i] = static_cast<uint8_t>(127 + std::lround(std::log2(sd / 2)) +
+                                             static_cast<int>(rng() % 2));
+          scale[i] = e8m0_to_f64(w.scales[i]);
+        } else {
+          w.scales[i] = f64_to_fp8(sd / 2 / v.global_scale * jitter(rng), Fp8Format::kE4M3FN);
+          scale[i] = fp8_to_f64(w.scales[i], Fp8Format::kE4M3FN) * v.global_scale;
+        }
+      }
+      w.data.assign(rows * cols / 2, 0);
+      for (int64_t i = 0; i < rows * cols; ++i) {
+        const uint8_t code = f64_to_e2m1(dist(rng) / scale[i / block]);
+        w.data[i / 2] |= static_cast<uint8_t>(i % 2 == 0 ? code : code << 4);
+      }
+      break;
+    }
+  }
+  v.data = w.data.data();
+  v.scales = w.scales.empty() ? nullptr : w.scales.data();
+  return w;
+}
+
+// ---- Problems -----------------------------------------------------------------------------------
+
+struct MoeCase {
+  std::string name;
+  WeightFormat format;
+  int64_t hidden, inter;
+  int num_experts, top_k;
+  int64_t T;
+  GluKind act = GluKind::kSilu;
+  int distinct = 4;  // distinct weight sets; expert e uses set e % distinct
+  bool bf16 = false;
+  ActQuantKind quant = ActQuantKind::kNone;
+};
+
+struct MoeProblem {
+  std::vector<StoredWeight> sets;  // [distinct][gate, up, down]
+  std::vector<ExpertWeights> experts;
+  std::vector<float> x, weights;
+  std::vector<int32_t> ids;
+  MoeArgs args(const MoeCase& c, float* y) const {
+    MoeArgs a;
+    a.experts = experts.data();
+    a.num_experts = c.num_experts;
+    a.hidden = c.hidden;
+    a.inter = c.inter;
+    a.x = x.data();
+    a.T = c.T;
+    a.expert_ids = ids.data();
+    a.expert_weights = weights.data();
+    a.top_k = c.top_k;
+    a.act.kind = c.act;
+    a.bf16_activations = c.bf16;
+    a.down_input_quant.kind = c.quant;
+    a.down_input_quant.fixed_scale = 56.0f / 448.0f;
+    a.y = y;
+    return a;
+  }
+};
+
+MoeProblem make_problem(const MoeCase& c, uint32_t seed) {
+  std::mt19937 rng(seed);
+  MoeProblem p;
+  const int distinct = std::min(c.distinct, c.num_experts);
+  // Scales that keep the activations O(1): the SwiGLU-OAI clamps at ±7 are reached sometimes.
+  const double sd_in = 2.0 / std::sqrt(double(c.hidden)), sd_out = 1.0 / std::sqrt(double(c.inter));
+  for (int s = 0; s < distinct; ++s) {
+    p.sets.push_back(make_weight(c.format, c.inter, c.hidden, sd_in, rng));
+    p.sets.push_back(make_weight(c.format, c.inter, c.hidden, sd_in, rng));
+    p.sets.push_back(make_weight(c.format, c.hidden, c.inter, sd_out, rng));
+  }
+  for (int e = 0; e < c.num_experts; ++e) {
+    const int s = e % distinct;
+    p.experts.push_back({p.sets[3 * s].view, p.sets[3 * s + 1].view, p.sets[3 * s + 2].view});
+  }
+  std::normal_distribution<float> dist(0.0f, 1.5f);
+  p.x.resize(c.T * c.hidden);
+  for (float& v : p.x) v = dist(rng);
+  std::uniform_real_distribution<float> weight(0.05f, 0.6f);
+  std::vector<int32_t> order(c.num_experts);
+  for (int64_t t = 0; t < c.T; ++t) {
+    std::iota(order.begin(), order.end(), 0);
+    std::shuffle(order.begin(), order.end(), rng);
+    for (int j = 0; j < c.top_k; ++j) {
+      p.ids.push_back(order[j]);
+      p.weights.push_back(weight(rng));
+    }
+  }
+  return p;
+}
+
+float bf16_round(float v) { return bf16_to_f32(f32_to_bf16(v)); }
+
+// The bound of the file comment per output element; with `steps`, also one rounding step of the
+// bf16 / FP8 path at every rounding point (the "loose" bound).
+std::vector<double> moe_bound(const MoeCase& c, const MoeProblem& p, bool steps) {
+  const int64_t H = c.hidden, I = c.inter;
+  const double gH = (H / 8.0 + 32) * kU, gI = (I / 8.0 + 32) * kU;
+  const double bf16_step = c.bf16 && steps ? 0x1p-7 : 0.0;
+  const double fp8_step = c.quant != ActQuantKind::kNone && steps ? 0x1p-3 : 0.0;
+  const double alpha = 1.702, limit = 7.0, beta = 1.0;
+  std::vector<double> bound(c.T * H, 0.0);
+  const MoePlan plan = plan_moe(p.ids.data(), p.weights.data(), c.T, c.top_k, c.num_experts);
+  std::vector<double> row(std::max(H, I));
+  for (int e : plan.active) {
+    const ExpertWeights& w = p.experts[e];
+    const int64_t n = plan.count(e), first = plan.offsets[e];
+    std::vector<double> a(n * I), da(n * I);
+    std::vector<double> g(n * I), G(n * I), u(n * I), U(n * I);
+    for (int64_t i = 0; i < I; ++i) {
+      for (int which = 0; which < 2; ++which) {
+        reference::decode_row(which == 0 ? w.gate : w.up, i, row.data());
+        for (int64_t k = 0; k < n; ++k) {
+          const float* x = p.x.data() + int64_t(plan.tokens[first + k]) * H;
+          double dot = 0, mag = 0;
+          for (int64_t h = 0; h < H; ++h) {
+            const double xv = c.bf16 ? bf16_round(x[h]) : x[h];
+            dot += row[h] * xv;
+            mag += std::fabs(row[h] * xv);
+          }
+          (which == 0 ? g : u)[k * I + i] = dot;
+          (which == 0 ? G : U)[k * I + i] = mag;
+        }
+      }
+    }
+    for (int64_t k = 0; k < n; ++k) {
+      // FP8 emulation scale of this row: the fixed scale, or amax/448 per token.
+      double amax = 0;
+      for (int64_t i = 0; i < I; ++i) {
+        const double gv = g[k * I + i], uv = u[k * I + i];
+        double av, dg, du;
+        if (c.act == GluKind::kSilu) {
+          const double s = 1 / (1 + std::exp(-gv));
+          av = gv * s * uv;
+          dg = 1.1 * std::fabs(uv);
+          du = std::fabs(gv * s);
+        } else {
+          const double gc = std::min(gv, limit), uc = std::clamp(uv, -limit, limit);
+          const double s = 1 / (1 + std::exp(-alpha * gc));
+          av = gc * s * (uc + beta);
+          dg = (s + alpha * std::fabs(gc) * s * (1 - s)) * std::fabs(uc + beta);
+          du = std::fabs(gc * s);
+        }
+        const double dgv = gH * G[k * I + i] + bf16_step * std::fabs(gv);
+        const double duv = gH * U[k * I + i] + bf16_step * std::fabs(uv);
+        a[k * I + i] = av;
+        da[k * I + i] = dg * dgv + du * duv + (8 * kU + bf16_step + fp8_step) * std::fabs(av);
+        amax = std::max(amax, std::fabs(av));
+      }
+      if (fp8_step > 0) {
+        const double scale = c.quant == ActQuantKind::kFp8FixedScale ? 56.0 / 448 : amax / 448;
+        for (int64_t i = 0; i < I; ++i) da[k * I + i] += 0x1p-9 * scale;
+      }
+    }
+    for (int64_t col = 0; col < H; ++col) {
+      reference::decode_row(w.down, col, row.data());
+      for (int64_t k = 0; k < n; ++k) {
+        double d = 0, mag = 0, prop = 0;
+        for (int64_t i = 0; i < I; ++i) {
+          d += row[i] * a[k * I + i];
+          mag += std::fabs(row[i] * a[k * I + i]);
+          prop += std::fabs(row[i]) * da[k * I + i];
+        }
+        const double dd =
+            gI * mag + prop + (c.top_k + 1) * kU * std::fabs(d) + bf16_step * std::fabs(d);
+        bound[int64_t(plan.tokens[first + k]) * H + col] +=
+            std::fabs(p.weights[plan.slots[first + k]]) * dd;
+      }
+    }
+  }
+  for (double& b : bound) b = 2 * b + 1e-30;
+  return bound;
+}
+
+// Compares cpu_moe (2 threads) with reference::moe under the bound; returns the largest difference.
+void expect_matches_reference(const MoeCase& c, uint32_t seed) {
+  const MoeProblem p = make_problem(c, seed);
+  std::vector<float> ref(c.T * c.hidden), got(c.T * c.hidden, NAN);
+  reference::moe(p.args(c, ref.data()), nullptr);
+  ThreadPool pool(2);
+  cpu_moe(p.args(c, got.data()), &pool);
+  const bool rounding_path = c.bf16 || c.quant != ActQuantKind::kNone;
+  const std::vector<double> tight = moe_bound(c, p, false);
+  const std::vector<double> loose = rounding_path ? moe_bound(c, p, true) : tight;
+  int64_t within_tight = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double diff = std::fabs(double(got[i]) - ref[i]);
+    ASSERT_LE(diff, loose[i]) << c.name << " at token " << i / c.hidden << " column "
+                              << i % c.hidden << ": cpu " << got[i] << ", reference " << ref[i];
+    within_tight += diff <= tight[i];
+  }
+  if (rounding_path) {
+    EXPECT_GE(within_tight, static_cast<int64_t>(0.99 * got.size())) << c.name;
+  }
+}
+
+std::vector<MoeCase> format_cases() {
+  std::vector<MoeCase> cases;
+  const struct {
+    WeightFormat f;
+    const char* name;
+    int64_t H, I;
+  } formats[] = {{WeightFormat::kF32, "f32", 389, 203},
+                 {WeightFormat::kBF16, "bf16", 389, 203},
+                 {WeightFormat::kFp8Channel, "fp8_channel", 389, 203},
+                 {WeightFormat::kFp8Block, "fp8_block", 389, 300},  // partial 128x128 tiles
+                 {WeightFormat::kMxfp4, "mxfp4", 512, 320},
+                 {WeightFormat::kNvfp4, "nvfp4", 512, 320}};
+  // Large enough that both phases split every projection between the 2 threads (row slices of
+  // every format are read). 150 tokens (two formats; the batching does not depend on the format):
+  // several passes per expert and several waves.
+  for (const auto& f : formats)
+    for (int64_t T : {1, 5, 150})
+      if (T < 150 || f.f == WeightFormat::kFp8Channel || f.f == WeightFormat::kMxfp4)
+        cases.push_back({std::string(f.name) + "_T" + std::to_string(T), f.f, f.H, f.I, 8, 4, T});
+  return cases;
+}
+
+TEST(CpuMoe, EveryFormatWithinBoundOfTheReference) {
+  uint32_t seed = 1;
+  for (const MoeCase& c : format_cases()) expect_matches_reference(c, seed++);
+}
+
+TEST(CpuMoe, TinyModelShapes) {
+  // M2: hidden 64, 16 experts of width 32, top-4, silu. M3: the same sizes with SwiGLU-OAI.
+  for (WeightFormat f : {WeightFormat::kBF16, WeightFormat::kFp8Block, WeightFormat::kMxfp4}) {
+    for (int64_t T : {1, 9, 70}) {
+      expect_matches_reference({"tiny_m2", f, 64, 32, 16, 4, T, GluKind::kSilu}, 40 + T);
+      expect_matches_reference({"tiny_m3", f, 64, 32, 16, 4, T, GluKind::kSwigluOai}, 50 + T);
+    }
+  }
+}
+
+TEST(CpuMoe, RealLayerShapes) {
+  // M2: hidden 3072, 256 experts of width 1536, top-8 (one decode token, block FP8 as published);
+  // M3: hidden 6144, 128 experts of width 3072, top-4, SwiGLU-OAI (per-channel FP8, as converted).
+  expect_matches_reference(
+      {"m2_real", WeightFormat::kFp8Block, 3072, 1536, 256, 8, 1, GluKind::kSilu, 2}, 61);
+  expect_matches_reference(
+      {"m3_real", WeightFormat::kFp8Channel, 6144, 3072, 128, 4, 1, GluKind::kSwigluOai, 2}, 62);
+}
+
+TEST(CpuMoe, DequantPathRoundsToBf16WhereTheReferenceDoes) {
+  for (int64_t T : {1, 6, 90}) {
+    MoeCase c{"bf16_path", WeightFormat::kBF16, 96, 64, 8, 3, T, GluKind::kSwigluOai};
+    c.bf16 = true;
+    expect_matches_reference(c, 70 + T);
+  }
+}
+
+TEST(CpuMoe, Fp8EmulationOfTheDownInput) {
+  for (ActQuantKind q : {ActQuantKind::kFp8FixedScale, ActQuantKind::kFp8PerToken}) {
+    MoeCase c{"fp8_down_input", WeightFormat::kFp8Channel, 96, 64, 8, 3, 7, GluKind::kSwigluOai};
+    c.quant = q;
+    expect_matches_reference(c, 80);
+    // The emulation changes the result (so the check above could tell it was skipped).
+    const MoeProblem p = make_problem(c, 80);
+    std::vector<float> with(c.T * c.hidden), without(c.T * c.hidden);
+    cpu_moe(p.args(c, with.data()), nullptr);
+    c.quant = ActQuantKind::kNone;
+    cpu_moe(p.args(c, without.data()), nullptr);
+    EXPECT_NE(with, without);
+  }
+}
+
+TEST(CpuMoe, ThreadCountDoesNotChangeTheResult) {
+  for (const MoeCase& c :
+       {MoeCase{"fp8_block", WeightFormat::kFp8Block, 200, 272, 8, 3, 1},
+        MoeCase{"fp8_block_batch", WeightFormat::kFp8Block, 200, 272, 8, 3, 40},
+        MoeCase{"bf16_big", WeightFormat::kBF16, 512, 384, 8, 2, 1, GluKind::kSwigluOai},
+        MoeCase{"nvfp4_batch", WeightFormat::kNvfp4, 256, 512, 6, 2, 100}}) {
+    const MoeProblem p = make_problem(c, 90);
+    std::vector<float> one(c.T * c.hidden);
+    cpu_moe(p.args(c, one.data()), nullptr);
+    for (size_t threads : {2, 3, 7}) {
+      ThreadPool pool(threads);
+      std::vector<float> many(c.T * c.hidden);
+      cpu_moe(p.args(c, many.data()), &pool);
+      EXPECT_EQ(std::memcmp(one.data(), many.data(), one.size() * sizeof(float)), 0)
+          << c.name << " with " << threads << " threads";
+    }
+  }
+}
+
+TEST(CpuMoe, PlanMatchesPlanMoeAndReusesItsStorage) {
+  MoePlan plan;
+  for (int64_t T : {40, 3, 0, 17}) {
+    std::mt19937 rng(static_cast<uint32_t>(T));
+    const int experts = 9, k = 3;
+    std::vector<int32_t> ids(T * k);
+    std::vector<float> weights(T * k);
+    for (auto& id : ids) id = static_cast<int32_t>(rng() % experts);  // repeats allowed
+    for (auto& w : weights) w = static_cast<float>(rng() % 100) / 7;
+    const MoePlan expected = plan_moe(ids.data(), weights.data(), T, k, experts);
+    plan_moe_into(ids.data(), weights.data(), T, k, experts, plan);
+    EXPECT_EQ(plan.offsets, expected.offsets);
+    EXPECT_EQ(plan.tokens, expected.tokens);
+    EXPECT_EQ(plan.slots, expected.slots);
+    EXPECT_EQ(plan.weights, expected.weights);
+    EXPECT_EQ(plan.active, expected.active);
+  }
+  const int32_t bad[2] = {0, 9};
+  const float w[2] = {1, 1};
+  EXPECT_THROW(plan_moe_into(bad, w, 1, 2, 9, plan), Error);
+}
+
+TEST(CpuMoe, RejectsMisshapenExperts) {
+  MoeCase c{"shapes", WeightFormat::kF32, 32, 16, 4, 2, 3};
+  MoeProblem p = make_problem(c, 5);
+  for (auto& e : p.experts) e.down.rows = 31;
+  std::vector<float> y(c.T * c.hidden);
+  EXPECT_THROW(cpu_moe(p.args(c, y.data()), nullptr), Error);
+}
+
+}  // namespace
+}  // namespace minimax
