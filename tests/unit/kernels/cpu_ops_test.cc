@@ -2,6 +2,8 @@
 // the router bit for bit (ties included), RMSNorm and the gated activations within a few f32
 // roundings, embedding rows equal in every weight format, and the kernel table that registers
 // them. Odd sizes, the tiny model shapes and the real M2 / M3 shapes.
+#include "kernels/cpu/cpu_ops.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,7 +16,6 @@
 #include "formats/float_formats.h"
 #include "kernels/backend.h"
 #include "kernels/cpu/cpu_backend.h"
-#include "kernels/cpu/cpu_ops.h"
 #include "kernels/reference/reference_ops.h"
 
 namespace minimax {
@@ -30,7 +31,8 @@ std::vector<float> random_floats(size_t n, uint32_t seed, float sd = 1.0f) {
   return v;
 }
 
-// ---- RMSNorm -------------------------------------------------------------------------------------
+// ---- RMSNorm
+// -------------------------------------------------------------------------------------
 
 struct NormShape {
   int64_t rows, dim;
@@ -40,8 +42,8 @@ TEST(CpuRmsNorm, WithinThreeRoundingsOfTheReference) {
   ThreadPool pool(3);
   // Odd sizes; tiny M2 QK norm (T·(8·16)); M3 per-head; real M2 q-norm (6144) and M3 hidden (6144);
   // many rows (parallel path).
-  const NormShape shapes[] = {{1, 1},    {3, 7},     {5, 64},   {4, 128}, {64, 16},
-                              {2, 6144}, {1, 3072},  {300, 517}, {1024, 64}};
+  const NormShape shapes[] = {{1, 1},    {3, 7},    {5, 64},    {4, 128},  {64, 16},
+                              {2, 6144}, {1, 3072}, {300, 517}, {1024, 64}};
   uint32_t seed = 1;
   for (const NormShape& s : shapes) {
     for (bool add_one : {false, true}) {
@@ -66,7 +68,8 @@ TEST(CpuRmsNorm, RejectsEmptyRows) {
   EXPECT_THROW(cpu_rms_norm(&x, 1, 0, &w, 1e-6f, false, &x, nullptr), Error);
 }
 
-// ---- RoPE ----------------------------------------------------------------------------------------
+// ---- RoPE
+// ----------------------------------------------------------------------------------------
 
 TEST(CpuRope, BitIdenticalToTheReference) {
   ThreadPool pool(2);
@@ -75,12 +78,12 @@ TEST(CpuRope, BitIdenticalToTheReference) {
     int64_t T;
   };
   const Case cases[] = {
-      {{8, 16, 8, 10000.0}, 5},          // tiny M2 / M3 q
-      {{1, 16, 8, 5000000.0}, 70},       // tiny index key
-      {{48, 128, 64, 5000000.0}, 3},     // M2 q
-      {{4, 128, 64, 5000000.0}, 300},    // M3 k, many tokens (parallel path)
-      {{3, 10, 6, 12345.0}, 9},          // odd
-      {{2, 128, 128, 1000000.0}, 4},     // full rotation
+      {{8, 16, 8, 10000.0}, 5},        // tiny M2 / M3 q
+      {{1, 16, 8, 5000000.0}, 70},     // tiny index key
+      {{48, 128, 64, 5000000.0}, 3},   // M2 q
+      {{4, 128, 64, 5000000.0}, 300},  // M3 k, many tokens (parallel path)
+      {{3, 10, 6, 12345.0}, 9},        // odd
+      {{2, 128, 128, 1000000.0}, 4},   // full rotation
   };
   uint32_t seed = 7;
   for (const Case& c : cases) {
@@ -115,11 +118,11 @@ struct RouteCase {
 
 TEST(CpuRoute, SameExpertsAndWeightsAsTheReference) {
   const RouteCase cases[] = {
-      {16, 4, true, true, 1.0f, 0},    {16, 4, false, true, 1.0f, 3},  // tiny M2
-      {16, 4, false, true, 2.0f, 0},   {16, 4, false, true, 2.0f, 2},  // tiny M3
-      {256, 8, true, true, 1.0f, 0},   {256, 8, true, true, 1.0f, 5},  // M2
-      {128, 4, false, true, 2.0f, 0},  {128, 4, true, true, 2.0f, 4},  // M3
-      {7, 7, true, false, 1.0f, 2},    {5, 1, false, true, 1.0f, 1},   // all chosen; all tied
+      {16, 4, true, true, 1.0f, 0},   {16, 4, false, true, 1.0f, 3},  // tiny M2
+      {16, 4, false, true, 2.0f, 0},  {16, 4, false, true, 2.0f, 2},  // tiny M3
+      {256, 8, true, true, 1.0f, 0},  {256, 8, true, true, 1.0f, 5},  // M2
+      {128, 4, false, true, 2.0f, 0}, {128, 4, true, true, 2.0f, 4},  // M3
+      {7, 7, true, false, 1.0f, 2},   {5, 1, false, true, 1.0f, 1},   // all chosen; all tied
       {33, 3, true, false, 1.5f, 0},
   };
   uint32_t seed = 11;
@@ -241,7 +244,7 @@ TEST(CpuEmbedding, RowsEqualTheReferenceInEveryFormat) {
     w.cols = cols;
     w.data = data.data();
     w.scales = (f == WeightFormat::kMxfp4 || f == WeightFormat::kNvfp4) ? small_codes.data()
-                                                                           : scales.data();
+                                                                        : scales.data();
     w.block_rows = 16;
     w.block_cols = 32;
     w.global_scale = 0.5f;
