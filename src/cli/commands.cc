@@ -10,6 +10,7 @@ void register_generate(CLI::App& app);
 void register_inspect(CLI::App& app);
 void register_logits(CLI::App& app);
 void register_make_tiny(CLI::App& app);
+void register_parse(CLI::App& app);
 void register_quantize(CLI::App& app);
 void register_validate(CLI::App& app);
 
@@ -21,6 +22,7 @@ void register_all(CLI::App& app) {
   register_inspect(app);
   register_logits(app);
   register_make_tiny(app);
+  register_parse(app);
   register_quantize(app);
   register_validate(app);
 }
