@@ -15,20 +15,20 @@ uint64_t ffn_bytes(const FfnWeights& f) {
 }  // namespace
 
 uint64_t weight_view_bytes(const WeightView& w) {
-  const auto n = static_cast<uint64_t>(w.rows) * static_cast<uint64_t>(w.cols);
+  const auto rows = static_cast<uint64_t>(w.rows);
+  const uint64_t codes = rows * static_cast<uint64_t>(weight_row_bytes(w));
   switch (w.format) {
     case WeightFormat::kF32:
-      return 4 * n;
     case WeightFormat::kBF16:
-      return 2 * n;
-    case WeightFormat::kFp8Block:
-      return n + 4 * ceil_div(w.rows, w.block_rows) * ceil_div(w.cols, w.block_cols);
-    case WeightFormat::kFp8Channel:
-      return n + 4 * static_cast<uint64_t>(w.rows);
-    case WeightFormat::kMxfp4:
-      return n / 2 + static_cast<uint64_t>(w.rows) * ceil_div(w.cols, 32);
-    case WeightFormat::kNvfp4:
-      return n / 2 + static_cast<uint64_t>(w.rows) * ceil_div(w.cols, 16) + 4;
+      return codes;
+    case WeightFormat::kFp8Block:  // f32 per block_rows × block_cols tile
+      return codes + 4 * ceil_div(w.rows, w.block_rows) * ceil_div(w.cols, w.block_cols);
+    case WeightFormat::kFp8Channel:  // f32 per row
+      return codes + 4 * rows;
+    case WeightFormat::kMxfp4:  // e8m0 per 32 weights
+      return codes + rows * ceil_div(w.cols, 32);
+    case WeightFormat::kNvfp4:  // e4m3 per 16 weights, one f32 global scale
+      return codes + rows * ceil_div(w.cols, 16) + 4;
   }
   return 0;
 }
