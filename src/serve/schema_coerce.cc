@@ -254,7 +254,6 @@ ojson coerce_value(std::string_view text, const json* schema, const json* root) 
   const std::string_view trimmed = trim_space(text);
   const unsigned types = schema_types(schema, root);
   if (types == 0) return json_or_text(trimmed, text);
-  if ((types & kTypeString) && !(types & kTypeNull)) return std::string(text);
   if (types & kTypeNull) {
     if (iequals(trimmed, "null")) return nullptr;
     if (trimmed.empty() && !(types & kTypeString)) return nullptr;

@@ -54,11 +54,12 @@ const nlohmann::json* item_schema(const nlohmann::json* schema, size_t index,
 // The value of argument text `text` under `schema`:
 // - no type information: the JSON the text spells (after trimming whitespace) if it is valid
 //   JSON, else the text as a string;
-// - string admitted and null not: the text unchanged;
-// - null admitted and the trimmed text is "null" (any case): null;
+// - null admitted and the trimmed text is "null" (any case), or empty with no string admitted:
+//   null;
 // - otherwise the first of integer, number, boolean, object, array, string that the schema
-//   admits and the trimmed text reads as (integers may have leading zeros; an integral number is
-//   an integer; booleans are true/1/yes/on and false/0/no/off; objects and arrays are JSON);
+//   admits and the trimmed text reads as (vLLM's order; integers may have leading zeros; an
+//   integral number is an integer; booleans are true/1/yes/on and false/0/no/off; objects and
+//   arrays are JSON of that kind, an empty text the empty one); a string is the text unchanged;
 // - failing all: the JSON the text spells, else the text as a string.
 // "none" and "nil" are ordinary strings.
 nlohmann::ordered_json coerce_value(std::string_view text, const nlohmann::json* schema,
