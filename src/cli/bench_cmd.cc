@@ -3,6 +3,8 @@
 // and decode speed, the active weight bytes per decoded token, the bandwidth decode achieves
 // (bytes/token × tok/s) and its ratio to the measured bandwidth. Greedy decode; no timing is
 // taken before a warm-up pass has faulted the mapped weights in.
+#include <sys/resource.h>
+
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -46,11 +48,22 @@ nlohmann::ordered_json kernel_sources(const KernelOps& ops) {
           {"embedding", source(ops.embedding == ref.embedding)}};
 }
 
+// CPU seconds this process has used (all threads).
+double process_cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
 struct Timings {
   double prefill_seconds = 1e30, decode_seconds = 1e30, cold_prefill_seconds = 0;
+  // CPU time over wall time × threads while decoding: well below 1 means other processes took
+  // the cores (or the threads waited), and the speeds understate the machine.
+  double decode_cpu_share = 0;
 };
 
-Timings time_model(Model& model, const BenchArgs& args) {
+Timings time_model(Model& model, const BenchArgs& args, size_t threads) {
   // Prompt ids spread over the vocabulary, fixed so that runs compare.
   std::vector<int32_t> prompt(args.prompt_tokens);
   SampleRng rng(1234);
@@ -66,10 +79,63 @@ Timings time_model(Model& model, const BenchArgs& args) {
     std::vector<float> logits = session.prefill(prompt);
     t.prefill_seconds = std::min(t.prefill_seconds, seconds_since(start));
     start = std::chrono::steady_clock::now();
+    const double cpu_start = process_cpu_seconds();
     for (int64_t i = 0; i < args.gen_tokens; ++i) logits = session.decode(argmax(logits));
-    t.decode_seconds = std::min(t.decode_seconds, seconds_since(start));
+    const double wall = seconds_since(start);
+    if (wall < t.decode_seconds) {
+      t.decode_seconds = wall;
+      t.decode_cpu_share = (process_cpu_seconds() - cpu_start) / (wall * threads);
+    }
   }
   return t;
+}
+
+// The results as an aligned two-column table.
+void print_table(const nlohmann::ordered_json& r, const BenchArgs& args, const ModelConfig& c,
+                 const DecodeBytes& bytes) {
+  const auto row = [](std::string_view label, const std::string& value) {
+    std::printf("%-16s %s\n", std::string(label).c_str(), value.c_str());
+  };
+  const auto mb = [](uint64_t b) { return b / 1e6; };
+  std::string sources;
+  for (const auto& [op, source] : r["kernel_sources"].items())
+    sources += fmt::format(" {}={}", op, source.get<std::string>());
+  const double decode_s = r["decode_seconds"], prefill_s = r["prefill_seconds"];
+  const double copy = r["copy_gbps"], read = r["read_gbps"], achieved = r["achieved_gbps"];
+  const double cpu_share = r["decode_cpu_share"];
+  const size_t threads = r["threads"];
+  row("model",
+      fmt::format("{} ({}, {}, {} layers, {} experts top-{})", args.model, c.architecture,
+                  r["weights"].get<std::string>(), c.num_layers, c.num_experts, c.experts_per_tok));
+  row("kernels",
+      fmt::format("{} ({}, MoE path {}):{}", r["kernels"].get<std::string>(),
+                  r["cpu_isa"].get<std::string>(), r["moe_path"].get<std::string>(), sources));
+  row("threads", fmt::format("{}", threads));
+  row("copy bandwidth", fmt::format("{:.2f} GB/s (memcpy of {} MiB)", copy, args.bandwidth_mib));
+  row("read bandwidth", fmt::format("{:.2f} GB/s (streaming sum)", read));
+  row("prefill", fmt::format("{} tokens in {:.3f} s: {:.1f} tok/s (first, cold: {:.3f} s)",
+                             args.prompt_tokens, prefill_s, r["prefill_tok_s"].get<double>(),
+                             r["cold_prefill_seconds"].get<double>()));
+  row("decode",
+      fmt::format("{} tokens in {:.3f} s: {:.2f} tok/s, {:.1f} ms/token", args.gen_tokens, decode_s,
+                  r["decode_tok_s"].get<double>(), 1e3 * decode_s / args.gen_tokens));
+  row("bytes/token",
+      fmt::format("{:.1f} MB: attention {:.1f}, router {:.2f}, experts {:.1f}, shared {:.1f}, "
+                  "dense {:.1f}, norms {:.3f}, embedding row {:.3f}, lm_head {:.1f}",
+                  mb(bytes.total()), mb(bytes.attention), mb(bytes.router),
+                  mb(bytes.routed_experts), mb(bytes.shared_expert), mb(bytes.dense_ffn),
+                  mb(bytes.norms), mb(bytes.embedding_row), mb(bytes.lm_head)));
+  row("achieved", fmt::format("{:.2f} GB/s", achieved));
+  row("ratio", fmt::format("{:.3f} of copy bandwidth, {:.3f} of read bandwidth", achieved / copy,
+                           achieved / read));
+  const double bandwidth_share = r["bandwidth_cpu_share"];
+  row("CPU share", fmt::format("{:.2f} of {} thread(s) during decode, {:.2f} during the bandwidth "
+                               "test",
+                               cpu_share, threads, bandwidth_share));
+  if (cpu_share < 0.9 || bandwidth_share < 0.9)
+    row("note",
+        "less CPU time than the threads could use: the machine is busy (or threads wait), so "
+        "speeds and bandwidth understate it");
 }
 
 void run_bench(const BenchArgs& args) {
@@ -85,7 +151,7 @@ void run_bench(const BenchArgs& args) {
   options.pool = &pool;
   auto model = Model::load(args.model, options);
   const DecodeBytes bytes = decode_bytes_per_token(model->weights(), model->config());
-  const Timings t = time_model(*model, args);
+  const Timings t = time_model(*model, args, pool.size());
 
   const double prefill_tps = args.prompt_tokens / t.prefill_seconds;
   const double decode_tps = args.gen_tokens / t.decode_seconds;
@@ -103,6 +169,7 @@ void run_bench(const BenchArgs& args) {
       {"copy_gbps", bw.copy_gbps},
       {"read_gbps", bw.read_gbps},
       {"bandwidth_buffer_mib", args.bandwidth_mib},
+      {"bandwidth_cpu_share", bw.cpu_share},
       {"prompt_tokens", args.prompt_tokens},
       {"cold_prefill_seconds", t.cold_prefill_seconds},
       {"prefill_seconds", t.prefill_seconds},
@@ -110,6 +177,7 @@ void run_bench(const BenchArgs& args) {
       {"gen_tokens", args.gen_tokens},
       {"decode_seconds", t.decode_seconds},
       {"decode_tok_s", decode_tps},
+      {"decode_cpu_share", t.decode_cpu_share},
       {"repeat", args.repeat},
       {"bytes_per_token",
        {{"attention", bytes.attention},
@@ -129,33 +197,7 @@ void run_bench(const BenchArgs& args) {
     std::printf("%s\n", out.dump(2).c_str());
     return;
   }
-  std::string sources;
-  for (const auto& [op, source] : out["kernel_sources"].items())
-    sources += fmt::format("{}{}={}", sources.empty() ? "" : " ", op, source.get<std::string>());
-  const auto mb = [](uint64_t b) { return b / 1e6; };
-  std::printf(
-      "%s",
-      fmt::format(
-          "model            {} ({}, {}, {} layers, {} experts top-{})\n"
-          "kernels          {} ({}; MoE path {}): {}\n"
-          "threads          {}\n"
-          "copy bandwidth   {:.2f} GB/s (memcpy of {} MiB)\n"
-          "read bandwidth   {:.2f} GB/s (streaming sum)\n"
-          "prefill          {} tokens in {:.3f} s: {:.1f} tok/s (first, cold: {:.3f} s)\n"
-          "decode           {} tokens in {:.3f} s: {:.2f} tok/s, {:.1f} ms/token\n"
-          "bytes/token      {:.1f} MB: attention {:.1f}, router {:.2f}, experts {:.1f}, "
-          "shared {:.1f}, dense {:.1f}, embedding row {:.3f}, lm_head {:.1f}\n"
-          "achieved         {:.2f} GB/s\n"
-          "ratio            {:.3f} of copy bandwidth, {:.3f} of read bandwidth\n",
-          args.model, c.architecture, quant_scheme_name(model->quant().scheme), c.num_layers,
-          c.num_experts, c.experts_per_tok, model->ops().name, cpu_isa_name(default_cpu_isa()),
-          moe_path_name(options.moe_path), sources, pool.size(), bw.copy_gbps, args.bandwidth_mib,
-          bw.read_gbps, args.prompt_tokens, t.prefill_seconds, prefill_tps, t.cold_prefill_seconds,
-          args.gen_tokens, t.decode_seconds, decode_tps, 1e3 * t.decode_seconds / args.gen_tokens,
-          mb(bytes.total()), mb(bytes.attention), mb(bytes.router), mb(bytes.routed_experts),
-          mb(bytes.shared_expert), mb(bytes.dense_ffn), mb(bytes.embedding_row), mb(bytes.lm_head),
-          achieved_gbps, achieved_gbps / bw.copy_gbps, achieved_gbps / bw.read_gbps)
-          .c_str());
+  print_table(out, args, c, bytes);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // Copy and read bandwidth measurement (runtime/bandwidth.h).
 #include "runtime/bandwidth.h"
 
+#include <sys/resource.h>
+
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -44,8 +46,16 @@ struct Slices {
   size_t end(size_t t) const { return t + 1 == threads ? bytes : begin(t + 1); }
 };
 
+double process_cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
+// Fastest of `repeats` passes; adds the wall time of all of them to `total_wall`.
 template <typename Fn>
-double best_seconds(ThreadPool& pool, int repeats, const Fn& pass) {
+double best_seconds(ThreadPool& pool, int repeats, const Fn& pass, double& total_wall) {
   double best = 1e30;
   for (int r = 0; r < repeats; ++r) {
     const auto start = std::chrono::steady_clock::now();
@@ -55,6 +65,7 @@ double best_seconds(ThreadPool& pool, int repeats, const Fn& pass) {
     const double s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (s < best) best = s;
+    total_wall += s;
   }
   return best;
 }
@@ -78,15 +89,24 @@ Bandwidth measure_bandwidth(ThreadPool& pool, size_t buffer_bytes, int repeats) 
   Bandwidth out;
   out.buffer_bytes = buffer_bytes;
   out.repeats = repeats;
-  const double copy = best_seconds(pool, repeats, [&](size_t t) {
-    std::memcpy(dst.get() + slices.begin(t), src.get() + slices.begin(t),
-                slices.end(t) - slices.begin(t));
-  });
+  double wall = 0;
+  const double cpu_start = process_cpu_seconds();
+  const double copy = best_seconds(
+      pool, repeats,
+      [&](size_t t) {
+        std::memcpy(dst.get() + slices.begin(t), src.get() + slices.begin(t),
+                    slices.end(t) - slices.begin(t));
+      },
+      wall);
   out.copy_gbps = buffer_bytes / copy / 1e9;
   std::vector<uint64_t> sums(pool.size());
-  const double read = best_seconds(pool, repeats, [&](size_t t) {
-    sums[t] += stream_sum(src.get() + slices.begin(t), slices.end(t) - slices.begin(t));
-  });
+  const double read = best_seconds(
+      pool, repeats,
+      [&](size_t t) {
+        sums[t] += stream_sum(src.get() + slices.begin(t), slices.end(t) - slices.begin(t));
+      },
+      wall);
+  out.cpu_share = (process_cpu_seconds() - cpu_start) / (wall * pool.size());
   out.read_gbps = buffer_bytes / read / 1e9;
   // Keep the sums observable so the reads cannot be optimised away.
   volatile uint64_t sink = 0;

@@ -14,6 +14,9 @@ struct Bandwidth {
   double read_gbps = 0;  // read-only streaming sum: bytes read per second
   size_t buffer_bytes = 0;
   int repeats = 0;
+  // CPU time over wall time × threads during the timed passes: well below 1 means other
+  // processes took the cores and the figures understate the machine.
+  double cpu_share = 0;
 };
 
 // Best of `repeats` passes over a `buffer_bytes` buffer (two for the copy), split over `pool`'s
