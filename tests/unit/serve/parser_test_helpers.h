@@ -15,7 +15,17 @@
 
 #include "serve/parse_pipeline.h"
 
-namespace minimax::parser_test {
+namespace minimax {
+
+// Readable test parameters.
+inline void PrintTo(ParserFormat format, std::ostream* os) {
+  *os << parser_format_spec(format).name;
+}
+inline void PrintTo(ReasoningState state, std::ostream* os) {
+  *os << (state == ReasoningState::kReasoning ? "reasoning" : "content");
+}
+
+namespace parser_test {
 
 inline ParserOptions options_for(ParserFormat format, ReasoningState initial,
                                  nlohmann::json tools = nullptr) {
@@ -99,4 +109,5 @@ inline ParserOptions case_options(const nlohmann::json& data) {
                      input.value("tools", nlohmann::json()));
 }
 
-}  // namespace minimax::parser_test
+}  // namespace parser_test
+}  // namespace minimax
