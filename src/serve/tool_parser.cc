@@ -1,13 +1,12 @@
 // What the M2 and M3 tool-call parsers share (serve/tool_parser.h, serve/tool_parser_block.h).
 #include "serve/tool_parser.h"
 
+#include <algorithm>
+
 #include "serve/marked_text.h"
 #include "serve/tool_parser_block.h"
 
 namespace minimax {
-
-std::unique_ptr<ToolCallParser> make_minimax_m2_tool_parser(const ToolSchemas& schemas);
-std::unique_ptr<ToolCallParser> make_minimax_m3_tool_parser(const ToolSchemas& schemas);
 
 std::unique_ptr<ToolCallParser> make_tool_call_parser(ParserFormat format,
                                                       const ToolSchemas& schemas) {

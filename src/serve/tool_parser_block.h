@@ -4,6 +4,7 @@
 // tool_parser_m3.cc).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -65,6 +66,10 @@ class BlockToolParser : public ToolCallParser {
   size_t region_ = 0;  // in a block: start of the text neither committed nor released
   int calls_in_block_ = 0;
 };
+
+// The two grammars (tool_parser_m2.cc, tool_parser_m3.cc).
+std::unique_ptr<ToolCallParser> make_minimax_m2_tool_parser(const ToolSchemas& schemas);
+std::unique_ptr<ToolCallParser> make_minimax_m3_tool_parser(const ToolSchemas& schemas);
 
 inline bool is_space_char(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';

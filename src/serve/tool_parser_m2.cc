@@ -3,6 +3,7 @@
 //   ... </minimax:tool_call>
 // Values are the text between the parameter tags, whitespace-trimmed (as vLLM and the MiniMax
 // guide do), typed by the schema. The block markers are single tokens; the rest is plain text.
+#include <algorithm>
 #include <memory>
 
 #include "serve/marked_text.h"

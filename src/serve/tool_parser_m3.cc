@@ -7,6 +7,7 @@
 // child tags in an object collect into a list. Leaf text is taken verbatim for strings (the
 // format adds no whitespace around values) and trimmed for other types. Text beside child
 // elements, a close tag that does not match, or nesting deeper than 64 is malformed.
+#include <algorithm>
 #include <memory>
 #include <unordered_map>
 #include <utility>
