@@ -67,7 +67,7 @@ struct GenerationStats {
   int64_t generated_tokens = 0;
   int64_t decode_steps = 0;  // forward passes after the prefill (one per token but the first)
   double prefill_seconds = 0;
-  double decode_seconds = 0;  // from the first sampled token to the end
+  double decode_seconds = 0;  // from the end of the prefill to the last token
 };
 
 struct GenerationResult {
