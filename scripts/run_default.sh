@@ -19,3 +19,7 @@ fi
 "$MINIMAX" convert --input "$MODELS/tiny-m3-mxfp4" --output "$MODELS/tiny-m3-fp8" --force
 "$MINIMAX" validate --source "$MODELS/tiny-m3-mxfp4" --converted "$MODELS/tiny-m3-fp8"
 "$MINIMAX" inspect "$MODELS/tiny-m3-fp8"
+# The engine on the converted FP8 checkpoint (random weights until the trained model ships, so the
+# text is not meaningful; the command shows the whole path: template, prefill, decode, timing).
+"$MINIMAX" generate --model "$MODELS/tiny-m3-fp8" --chat --prompt "What is 12 + 35?" \
+  --max-tokens 32 --temperature 0
