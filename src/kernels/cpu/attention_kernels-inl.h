@@ -51,13 +51,16 @@ MINIMAX_SIMD_INLINE void dot4(const float* q, const float* k, int64_t stride, in
   int64_t c = 0;
   for (; c + kF <= n; c += kF) {
     const FV qv = F::load(q + c);
+#pragma GCC unroll 4
     for (int i = 0; i < 4; ++i) s[i] = F::fmadd(qv, F::load(k + i * stride + c), s[i]);
   }
   if (c < n) {
     const int rest = static_cast<int>(n - c);
     const FV qv = F::load_n(q + c, rest);
+#pragma GCC unroll 4
     for (int i = 0; i < 4; ++i) s[i] = F::fmadd(qv, F::load_n(k + i * stride + c, rest), s[i]);
   }
+#pragma GCC unroll 4
   for (int i = 0; i < 4; ++i) out[i] = F::reduce_add(s[i]);
 }
 
@@ -74,20 +77,33 @@ MINIMAX_SIMD_INLINE float exp_shifted_sum(float* p, int padded, float shift) {
   return F::reduce_add(sum);
 }
 
-// acc[0, d) ← acc·corr + Σ_{i<n} p[i]·v_i, v_i at v + i·stride; four vectors of acc in registers.
+// NV vectors of acc at `acc` (in registers: NV independent FMA chains) ← acc·c + Σ_{i<n} p[i]·v_i.
+template <int NV>
+MINIMAX_SIMD_INLINE void accumulate_block(float* acc, FV c, const float* p, int n, const float* v,
+                                          int64_t stride) {
+  FV a[NV];
+#pragma GCC unroll 8
+  for (int k = 0; k < NV; ++k) a[k] = F::mul(F::load(acc + k * kF), c);
+  for (int i = 0; i < n; ++i) {
+    const FV pi = F::set1(p[i]);
+    const float* vi = v + i * stride;
+#pragma GCC unroll 8
+    for (int k = 0; k < NV; ++k) a[k] = F::fmadd(pi, F::load(vi + k * kF), a[k]);
+  }
+#pragma GCC unroll 8
+  for (int k = 0; k < NV; ++k) F::store(acc + k * kF, a[k]);
+}
+
+// acc[0, d) ← acc·corr + Σ_{i<n} p[i]·v_i, v_i at v + i·stride: eight (then four) vectors of acc
+// per pass over the tile's V rows, then single vectors.
 MINIMAX_SIMD_INLINE void accumulate(float* acc, float corr, const float* p, int n, const float* v,
                                     int64_t stride, int64_t d) {
   const FV c = F::set1(corr);
   int64_t col = 0;
-  for (; col + 4 * kF <= d; col += 4 * kF) {
-    FV a[4];
-    for (int k = 0; k < 4; ++k) a[k] = F::mul(F::load(acc + col + k * kF), c);
-    for (int i = 0; i < n; ++i) {
-      const FV pi = F::set1(p[i]);
-      const float* vi = v + i * stride + col;
-      for (int k = 0; k < 4; ++k) a[k] = F::fmadd(pi, F::load(vi + k * kF), a[k]);
-    }
-    for (int k = 0; k < 4; ++k) F::store(acc + col + k * kF, a[k]);
+  for (; col + 8 * kF <= d; col += 8 * kF) accumulate_block<8>(acc + col, c, p, n, v + col, stride);
+  if (col + 4 * kF <= d) {
+    accumulate_block<4>(acc + col, c, p, n, v + col, stride);
+    col += 4 * kF;
   }
   for (; col < d; col += kF) {
     const int width = static_cast<int>(std::min<int64_t>(kF, d - col));
@@ -154,18 +170,22 @@ MINIMAX_SIMD void attend(const AttendJob& j, float* scratch) {
 // product of two f32 values is exact in double, so a fused multiply-add rounds as its add does).
 template <int G>
 MINIMAX_SIMD_INLINE void exact_dots(const double* qd, int dim, const float* const* rows, DV* acc) {
+#pragma GCC unroll 4
   for (int g = 0; g < G; ++g) acc[g] = D::zero();
   int c = 0;
   for (; c + kD <= dim; c += kD) {
     DV kt[kD];
     D::load_transposed(rows, c, kt);
+#pragma GCC unroll 8
     for (int i = 0; i < kD; ++i)
+#pragma GCC unroll 4
       for (int g = 0; g < G; ++g) acc[g] = D::fmadd(D::set1(qd[g * dim + c + i]), kt[i], acc[g]);
   }
   for (; c < dim; ++c) {
     alignas(64) double lanes[kD];
     for (int s = 0; s < kD; ++s) lanes[s] = rows[s][c];
     const DV kc = D::load(lanes);
+#pragma GCC unroll 4
     for (int g = 0; g < G; ++g) acc[g] = D::fmadd(D::set1(qd[g * dim + c]), kc, acc[g]);
   }
 }

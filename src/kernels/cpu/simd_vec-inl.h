@@ -76,6 +76,7 @@ struct VecF {
     T r = _mm512_fnmadd_ps(n, set1(kLn2Hi), x);
     r = _mm512_fnmadd_ps(n, set1(kLn2Lo), r);
     T p = set1(kExpPoly[0]);
+#pragma GCC unroll 5
     for (int i = 1; i < 6; ++i) p = fmadd(p, r, set1(kExpPoly[i]));
     const T y = fmadd(p, mul(r, r), add(r, set1(1.0f)));
     const __m512i bits =
@@ -95,17 +96,21 @@ struct VecD {
   // out[i] = (rows[0][c + i], ..., rows[7][c + i]) in f64 (exact) for i < 8: an 8×8 transpose.
   static MINIMAX_SIMD_INLINE void load_transposed(const float* const* rows, int64_t c, T* out) {
     __m256 r[8], t[8], u[8];
+#pragma GCC unroll 8
     for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(rows[i] + c);
+#pragma GCC unroll 4
     for (int i = 0; i < 8; i += 2) {
       t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
       t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
     }
+#pragma GCC unroll 2
     for (int i = 0; i < 8; i += 4) {
       u[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
       u[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
       u[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
       u[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
     }
+#pragma GCC unroll 4
     for (int i = 0; i < 4; ++i) {
       out[i] = _mm512_cvtps_pd(_mm256_permute2f128_ps(u[i], u[i + 4], 0x20));
       out[i + 4] = _mm512_cvtps_pd(_mm256_permute2f128_ps(u[i], u[i + 4], 0x31));
@@ -147,6 +152,7 @@ struct VecF {
     T r = _mm256_fnmadd_ps(n, set1(kLn2Hi), x);
     r = _mm256_fnmadd_ps(n, set1(kLn2Lo), r);
     T p = set1(kExpPoly[0]);
+#pragma GCC unroll 5
     for (int i = 1; i < 6; ++i) p = fmadd(p, r, set1(kExpPoly[i]));
     const T y = fmadd(p, mul(r, r), add(r, set1(1.0f)));
     const __m256i bits =

@@ -8,8 +8,8 @@
 // largest error of a softmax argument, (d + 8)·u·scale·Σ_c|q_c·k_c| for the f32 dot product plus
 // (3 + |s − max|)·u for the shifted vectorised exp, perturbing every weight by a factor within
 // e^{±E} moves the output by at most 2(e^{2E} − 1)·max|v_c|; the f32 sums of p·v and p over n slots
-// and the rescaling once per tile of 64 add (2n + 2n/64 + 8)·u·max|v_c|. The test uses
-// (4.4·E + (2n + n/32 + 8)·u)·max_s|v_sc|.
+// and the rescaling once per tile of 16 add (2n + 2n/16 + 8)·u·max|v_c|. The test uses
+// (4.4·E + (2n + n/8 + 8)·u)·max_s|v_sc|.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -140,7 +140,7 @@ std::vector<double> attention_bound(const AttnProblem& p) {
       for (size_t i = 0; i < slots.size(); ++i)
         E = std::max(E, (d + 8) * kU * magnitude[i] + (3 + std::fabs(score[i] - max_score)) * kU);
       const double n = static_cast<double>(slots.size());
-      const double factor = 4.4 * E + (2 * n + n / 32 + 8) * kU;
+      const double factor = 4.4 * E + (2 * n + n / 8 + 8) * kU;
       for (int64_t c = 0; c < d; ++c) {
         double vmax = 0;
         for (int64_t s : slots)
@@ -250,7 +250,7 @@ TEST(CpuAttention, EveryVisibleBlockSelectedIsBitIdenticalToDense) {
     int heads, kv, d, block, max_blocks;
     std::vector<int32_t> positions;
   };
-  // Runs that cross tile (64) and block boundaries; nblk <= max_blocks everywhere.
+  // Runs that cross tile (16) and block boundaries; nblk <= max_blocks everywhere.
   const Case cases[] = {{8, 2, 16, 16, 4, iota(0, 64)},
                         {64, 4, 128, 64, 8, {300, 301, 511}},
                         {6, 3, 13, 5, 30, iota(100, 30)}};
