@@ -239,9 +239,15 @@ void cpu_moe(const MoeArgs& a, ThreadPool* pool) {
     for (int64_t k = 0; k < plan.count(e); k += kItemTokens)
       s.items.push_back({e, plan.offsets[e] + k, std::min(kItemTokens, plan.count(e) - k), 0});
 
-  const ExpertWeights& shape = a.experts[plan.active[0]];
-  const int64_t up_align = std::lcm(row_alignment(shape.gate), row_alignment(shape.up));
-  const int64_t down_align = row_alignment(shape.down);
+  // Slice alignment and bytes per expert over every active expert (formats may differ).
+  int64_t up_align = kRowAlign, down_align = kRowAlign, up_bytes = 0, down_bytes = 0;
+  for (int e : plan.active) {
+    const ExpertWeights& w = a.experts[e];
+    up_align = std::lcm(up_align, std::lcm(row_alignment(w.gate), row_alignment(w.up)));
+    down_align = std::lcm(down_align, row_alignment(w.down));
+    up_bytes = std::max(up_bytes, (weight_row_bytes(w.gate) + weight_row_bytes(w.up)) * I);
+    down_bytes = std::max(down_bytes, weight_row_bytes(w.down) * H);
+  }
   const bool single_token = T == 1 && !a.bf16_activations;
   for (size_t begin = 0; begin < s.items.size();) {
     // A wave: items up to kWaveTokens assignments in all (at least one item).
@@ -272,16 +278,13 @@ void cpu_moe(const MoeArgs& a, ThreadPool* pool) {
       if (a.bf16_activations) round_to_bf16(s.xs.data(), rows * H);
       wave.xs = s.xs.data();
     }
-    const int64_t experts_in_wave = wave.num_items;
     wave.align = up_align;
-    wave.parts =
-        phase_parts(pool, experts_in_wave * 2 * weight_row_bytes(shape.gate) * I, I, up_align);
+    wave.parts = phase_parts(pool, wave.num_items * up_bytes, I, up_align);
     run_parts(pool, wave, gate_up_part);
     // Per-token and per-group scales need whole activation rows: quantize between the phases.
     reference::quantize_activations(wave.act, rows, I, a.down_input_quant);
     wave.align = down_align;
-    wave.parts =
-        phase_parts(pool, experts_in_wave * weight_row_bytes(shape.down) * H, H, down_align);
+    wave.parts = phase_parts(pool, wave.num_items * down_bytes, H, down_align);
     run_parts(pool, wave, down_part);
     begin = end;
   }

@@ -270,9 +270,8 @@ std::vector<double> moe_bound(const MoeCase& c, const MoeProblem& p, bool steps)
   return bound;
 }
 
-// Compares cpu_moe (2 threads) with reference::moe under the bound; returns the largest difference.
-void expect_matches_reference(const MoeCase& c, uint32_t seed) {
-  const MoeProblem p = make_problem(c, seed);
+// Compares cpu_moe (2 threads) with reference::moe under the bound.
+void expect_matches_reference(const MoeCase& c, const MoeProblem& p) {
   std::vector<float> ref(c.T * c.hidden), got(c.T * c.hidden, NAN);
   reference::moe(p.args(c, ref.data()), nullptr);
   ThreadPool pool(2);
@@ -290,6 +289,10 @@ void expect_matches_reference(const MoeCase& c, uint32_t seed) {
   if (rounding_path) {
     EXPECT_GE(within_tight, static_cast<int64_t>(0.99 * got.size())) << c.name;
   }
+}
+
+void expect_matches_reference(const MoeCase& c, uint32_t seed) {
+  expect_matches_reference(c, make_problem(c, seed));
 }
 
 std::vector<MoeCase> format_cases() {
@@ -317,6 +320,20 @@ std::vector<MoeCase> format_cases() {
 TEST(CpuMoe, EveryFormatWithinBoundOfTheReference) {
   uint32_t seed = 1;
   for (const MoeCase& c : format_cases()) expect_matches_reference(c, seed++);
+}
+
+TEST(CpuMoe, ExpertsInDifferentFormats) {
+  // Half the experts per channel (slices on any 16 rows), half in 128-row tiles: every thread
+  // slice must start on a tile boundary, whichever expert comes first.
+  for (int first : {0, 1}) {
+    MoeCase c{"mixed", WeightFormat::kFp8Block, 389, 300, 8, 4, 5};
+    MoeProblem p = make_problem(c, 95);
+    MoeCase other = c;
+    other.format = WeightFormat::kFp8Channel;
+    const MoeProblem q = make_problem(other, 96);
+    for (int e = first; e < c.num_experts; e += 2) p.experts[e] = q.experts[e];
+    expect_matches_reference(c, p);
+  }
 }
 
 TEST(CpuMoe, TinyModelShapes) {
