@@ -48,10 +48,12 @@ struct ChatRequest {
   GenerationFields generation;
   // Ready for the chat template (TextModel::render_chat): one object per message with "role"
   // (system | user | assistant | tool; "developer" becomes "system"), "content" (a string; text
-  // parts joined with "\n"; null only for an assistant message without content), and as given:
+  // parts concatenated as the M2 template does; null only for an assistant message without
+  // content), and as given:
   // "name", "tool_call_id" (tool), "reasoning_content" (assistant; `reasoning` is accepted as an
   // alias and stored here), "tool_calls" (assistant; each {"id", "type": "function", "function":
   // {"name", "arguments": <object>}} — a string `arguments` is parsed to an object, as vLLM does).
+  // Other keys of a message (e.g. the M2 template's current_date) are passed through unchanged.
   nlohmann::ordered_json messages = nlohmann::ordered_json::array();
   // The request's `tools` as given (each {"type":"function","function":{"name",...}}), or null
   // when absent or empty. For the template and for ParserOptions::tools.
