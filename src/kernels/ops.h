@@ -60,6 +60,11 @@ struct AttentionArgs {
   // query heads of KV group g only see slots in the blocks selected for (t, g). Null = dense.
   const int32_t* block_ids = nullptr;
   int max_blocks = 0, block_size = 0;
+  // Optional paged cache: when set, slot s is at row page_table[s / page_size]·page_size +
+  // s % page_size of k_cache / v_cache (the offsets above apply to rows); null = row s. Block ids
+  // stay logical (slot / block_size).
+  const int32_t* page_table = nullptr;
+  int page_size = 0;
   float* out = nullptr;  // [T, num_heads, head_dim]
 };
 // softmax(q·kᵀ·scale) · v per query head over the visible slots. When every visible block is
@@ -74,8 +79,12 @@ struct BlockSelectArgs {
   int64_t index_k_stride = 0;
   const int32_t* positions = nullptr;  // query t sees slots [0, positions[t]]
   int block_size = 0, topk_blocks = 0;
-  int init_blocks = 0;           // blocks [0, init_blocks) always selected
-  int local_blocks = 1;          // the last local_blocks visible blocks always selected
+  int init_blocks = 0;   // blocks [0, init_blocks) always selected
+  int local_blocks = 1;  // the last local_blocks visible blocks always selected
+  // Optional paged cache, as in AttentionArgs: slot s at row page_table[s / page_size]·page_size
+  // + s % page_size of index_k_cache; null = row s. Block ids are logical.
+  const int32_t* page_table = nullptr;
+  int page_size = 0;
   int32_t* block_ids = nullptr;  // out: [T, num_index_heads, topk_blocks], ascending, -1 padded
 };
 // MSA block choice per (query t, index head g): score(b) = max over visible slots j in block b of

@@ -10,11 +10,12 @@
 namespace minimax {
 namespace {
 
-// Writes rows [T, width] to their cache slots: slot positions[t] of a [capacity, width] block.
+// Writes rows [T, width] to their cache slots: slot positions[t] lives at the cache's storage row
+// of that slot (the slot itself when contiguous, through the block table when paged).
 void store_rows(const float* rows, int64_t T, int64_t width, const int32_t* positions,
-                float* cache) {
+                const KvCache& cache, float* storage) {
   for (int64_t t = 0; t < T; ++t)
-    std::copy_n(rows + t * width, width, cache + int64_t(positions[t]) * width);
+    std::copy_n(rows + t * width, width, storage + cache.storage_row(positions[t]) * width);
 }
 
 // The MSA index branch: index queries and the one shared index key, normed per head with (1 + w)
@@ -37,7 +38,7 @@ std::vector<int32_t> select_sparse_blocks(const ForwardContext& ctx, const Atten
   ctx.ops.rope(iq.data(), T, ctx.positions, rope, ctx.pool);
   rope.num_heads = 1;
   ctx.ops.rope(ik.data(), T, ctx.positions, rope, ctx.pool);
-  store_rows(ik.data(), T, d, ctx.positions, cache.index_k(layer));
+  store_rows(ik.data(), T, d, ctx.positions, cache, cache.index_k(layer));
   if (ctx.dense_attention) return {};
 
   std::vector<int32_t> blocks(T * s.num_index_heads * s.topk_blocks);
@@ -53,6 +54,8 @@ std::vector<int32_t> select_sparse_blocks(const ForwardContext& ctx, const Atten
   b.topk_blocks = s.topk_blocks;
   b.init_blocks = s.init_blocks;
   b.local_blocks = s.local_blocks;
+  b.page_table = cache.page_table();
+  b.page_size = cache.page_size();
   b.block_ids = blocks.data();
   ctx.ops.select_blocks(b, ctx.pool);
   return blocks;
@@ -90,8 +93,8 @@ void attention_block(const ForwardContext& ctx, const LayerWeights& w, int layer
   ctx.ops.rope(q.data(), T, ctx.positions, rope, ctx.pool);
   rope.num_heads = c.num_kv_heads;
   ctx.ops.rope(k.data(), T, ctx.positions, rope, ctx.pool);
-  store_rows(k.data(), T, kv_width, ctx.positions, cache.k(layer));
-  store_rows(v.data(), T, kv_width, ctx.positions, cache.v(layer));
+  store_rows(k.data(), T, kv_width, ctx.positions, cache, cache.k(layer));
+  store_rows(v.data(), T, kv_width, ctx.positions, cache, cache.v(layer));
 
   std::vector<int32_t> blocks;
   if (w.sparse) blocks = select_sparse_blocks(ctx, a, layer, xn, cache);
@@ -108,6 +111,8 @@ void attention_block(const ForwardContext& ctx, const LayerWeights& w, int layer
   args.cache_stride = kv_width;
   args.positions = ctx.positions;
   args.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
+  args.page_table = cache.page_table();
+  args.page_size = cache.page_size();
   if (!blocks.empty()) {
     args.block_ids = blocks.data();
     args.max_blocks = c.sparse.topk_blocks;

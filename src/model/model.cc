@@ -2,6 +2,9 @@
 // final norm and lm_head.
 #include "model/model.h"
 
+#include <algorithm>
+#include <string>
+
 #include "base/error.h"
 #include "base/log.h"
 #include "model/layer_blocks.h"
@@ -69,44 +72,111 @@ Model::~Model() = default;
 std::vector<float> Model::forward(std::span<const int32_t> tokens,
                                   std::span<const int32_t> positions, KvCache& cache,
                                   LogitsFor which) {
-  const int64_t T = static_cast<int64_t>(tokens.size());
-  if (T == 0) fail("forward: no tokens");
-  if (positions.size() != tokens.size())
-    fail("forward: {} tokens but {} positions", tokens.size(), positions.size());
-  for (int32_t p : positions) cache.check_position(p);
-  cache.mark_filled(positions.data(), T);
-  for (int64_t t = 0; t < T; ++t)
-    if (positions[t] >= cache.length())
-      fail("forward: token {} at position {} would attend slot {}, which holds no token", t,
-           positions[t], cache.length());
+  const BatchSequence one{tokens, positions, &cache, which};
+  return run_batch(std::span(&one, 1), /*single=*/true);
+}
 
-  const ForwardContext ctx{config_,
-                           ops_,
-                           pool_,
-                           act_quant_,
-                           options_.dense_attention,
-                           options_.moe_path == MoePath::kDequant,
-                           positions.data(),
-                           T};
+std::vector<float> Model::forward_batch(std::span<const BatchSequence> batch) {
+  return run_batch(batch, /*single=*/false);
+}
+
+std::vector<float> Model::run_batch(std::span<const BatchSequence> batch, bool single) {
+  if (batch.empty()) fail("forward_batch: empty batch");
+  // Errors name the sequence: "forward: ..." alone, "forward_batch: sequence i: ..." in a batch.
+  auto where = [&](size_t i) {
+    return single ? std::string("forward") : fmt::format("forward_batch: sequence {}", i);
+  };
+  const int64_t vocab = weights_.embedding.rows;
+  int64_t total = 0;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const BatchSequence& s = batch[i];
+    if (s.tokens.empty()) fail("{}: no tokens", where(i));
+    if (s.positions.size() != s.tokens.size())
+      fail("{}: {} tokens but {} positions", where(i), s.tokens.size(), s.positions.size());
+    if (s.cache == nullptr) fail("{}: no KV cache", where(i));
+    for (size_t j = 0; j < i; ++j)
+      if (batch[j].cache == s.cache) fail("{}: same KV cache as sequence {}", where(i), j);
+    for (int32_t token : s.tokens)
+      if (token < 0 || token >= vocab)
+        fail("{}: token id {} is outside the vocabulary of {}", where(i), token, vocab);
+    for (int32_t p : s.positions) {
+      try {
+        s.cache->check_position(p);
+      } catch (const Error& e) {
+        fail("{}: {}", where(i), e.what());
+      }
+    }
+    total += static_cast<int64_t>(s.tokens.size());
+  }
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const BatchSequence& s = batch[i];
+    s.cache->mark_filled(s.positions.data(), static_cast<int64_t>(s.positions.size()));
+    for (size_t t = 0; t < s.positions.size(); ++t)
+      if (s.positions[t] >= s.cache->length())
+        fail("{}: token {} at position {} would attend slot {}, which holds no token", where(i), t,
+             s.positions[t], s.cache->length());
+  }
+  return run_layers(batch, total);
+}
+
+std::vector<float> Model::run_layers(std::span<const BatchSequence> batch, int64_t total) {
   const int64_t H = config_.hidden_size;
   const float eps = static_cast<float>(config_.rms_norm_eps);
   const bool gemma = config_.use_gemma_norm;
-  std::vector<float> h(T * H), xn(T * H), delta(T * H);
-  ops_.embedding(weights_.embedding, tokens.data(), T, h.data());
+  const size_t n = batch.size();
+  // The batch's tokens end to end; sequence i's rows start at offset[i].
+  std::vector<int32_t> tokens(total), positions(total);
+  std::vector<int64_t> offset(n + 1, 0);
+  int64_t out_rows = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t T = static_cast<int64_t>(batch[i].tokens.size());
+    std::copy(batch[i].tokens.begin(), batch[i].tokens.end(), tokens.begin() + offset[i]);
+    std::copy(batch[i].positions.begin(), batch[i].positions.end(), positions.begin() + offset[i]);
+    offset[i + 1] = offset[i] + T;
+    out_rows += batch[i].which == LogitsFor::kLastToken ? 1 : T;
+  }
+  auto context = [&](const int32_t* pos, int64_t T) {
+    return ForwardContext{config_,
+                          ops_,
+                          pool_,
+                          act_quant_,
+                          options_.dense_attention,
+                          options_.moe_path == MoePath::kDequant,
+                          pos,
+                          T};
+  };
+  const ForwardContext all = context(positions.data(), total);
+  std::vector<ForwardContext> per_sequence;
+  per_sequence.reserve(n);
+  for (size_t i = 0; i < n; ++i)
+    per_sequence.push_back(context(positions.data() + offset[i], offset[i + 1] - offset[i]));
+
+  std::vector<float> h(total * H), xn(total * H), delta(total * H);
+  ops_.embedding(weights_.embedding, tokens.data(), total, h.data());
   for (int l = 0; l < config_.num_layers; ++l) {
     const LayerWeights& w = weights_.layers[l];
-    ops_.rms_norm(h.data(), T, H, w.input_norm.data(), eps, gemma, xn.data(), pool_);
-    attention_block(ctx, w, l, xn.data(), cache, delta.data());
-    for (int64_t i = 0; i < T * H; ++i) h[i] += delta[i];
-    ops_.rms_norm(h.data(), T, H, w.post_norm.data(), eps, gemma, xn.data(), pool_);
-    ffn_block(ctx, w, xn.data(), delta.data());
-    for (int64_t i = 0; i < T * H; ++i) h[i] += delta[i];
+    ops_.rms_norm(h.data(), total, H, w.input_norm.data(), eps, gemma, xn.data(), pool_);
+    // Attention is the one per-sequence step: each reads and writes its own cache.
+    for (size_t i = 0; i < n; ++i)
+      attention_block(per_sequence[i], w, l, xn.data() + offset[i] * H, *batch[i].cache,
+                      delta.data() + offset[i] * H);
+    for (int64_t i = 0; i < total * H; ++i) h[i] += delta[i];
+    ops_.rms_norm(h.data(), total, H, w.post_norm.data(), eps, gemma, xn.data(), pool_);
+    ffn_block(all, w, xn.data(), delta.data());
+    for (int64_t i = 0; i < total * H; ++i) h[i] += delta[i];
   }
-  const int64_t first = which == LogitsFor::kLastToken ? T - 1 : 0, rows = T - first;
-  ops_.rms_norm(h.data() + first * H, rows, H, weights_.final_norm.data(), eps, gemma, xn.data(),
+  // The rows that want logits, in batch order, through the final norm and lm_head together.
+  std::vector<float> chosen(out_rows * H);
+  int64_t row = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t first = batch[i].which == LogitsFor::kLastToken ? offset[i + 1] - 1 : offset[i];
+    std::copy(h.begin() + first * H, h.begin() + offset[i + 1] * H, chosen.begin() + row * H);
+    row += offset[i + 1] - first;
+  }
+  ops_.rms_norm(chosen.data(), out_rows, H, weights_.final_norm.data(), eps, gemma, chosen.data(),
                 pool_);
-  std::vector<float> logits(rows * weights_.lm_head.rows);
-  ops_.linear(weights_.lm_head, xn.data(), rows, logits.data(), pool_);
+  std::vector<float> logits(out_rows * weights_.lm_head.rows);
+  ops_.linear(weights_.lm_head, chosen.data(), out_rows, logits.data(), pool_);
   return logits;
 }
 

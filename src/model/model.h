@@ -45,6 +45,14 @@ struct ModelOptions {
 
 enum class LogitsFor : uint8_t { kLastToken, kAllTokens };
 
+// One sequence of a batched forward step (Model::forward_batch).
+struct BatchSequence {
+  std::span<const int32_t> tokens;     // not empty
+  std::span<const int32_t> positions;  // same length
+  KvCache* cache = nullptr;
+  LogitsFor which = LogitsFor::kLastToken;
+};
+
 class Model {
  public:
   // Opens checkpoint directory `dir` (config.json, quantization config, shards), checks that the
@@ -73,7 +81,19 @@ class Model {
   std::vector<float> forward(std::span<const int32_t> tokens, std::span<const int32_t> positions,
                              KvCache& cache, LogitsFor which = LogitsFor::kLastToken);
 
+  // Runs several sequences in one pass: embedding, norms, projections, MoE and lm_head over all
+  // their tokens together (the weights are read once per step), attention per sequence on its own
+  // cache. Returns logits rows in batch order: 1 row per kLastToken sequence, T rows per
+  // kAllTokens. Same checks and errors as forward() (message names the batch index). A
+  // sequence's logits are bit-identical whether it runs alone or with others (docs/model.md).
+  std::vector<float> forward_batch(std::span<const BatchSequence> batch);
+
  private:
+  // forward / forward_batch: checks (errors say "forward" when `single`, else the batch index),
+  // then run_layers over the checked batch of `total` tokens.
+  std::vector<float> run_batch(std::span<const BatchSequence> batch, bool single);
+  std::vector<float> run_layers(std::span<const BatchSequence> batch, int64_t total);
+
   ModelConfig config_;
   QuantConfig quant_;
   std::unique_ptr<TensorStore> store_;  // the mapping every view points into
