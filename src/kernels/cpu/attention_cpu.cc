@@ -88,6 +88,8 @@ void cpu_attention_at(const AttentionArgs& a, ThreadPool* pool, CpuIsa isa) {
   if (a.block_ids != nullptr && (a.block_size <= 0 || a.max_blocks <= 0))
     fail("attention: block selection needs block_size and max_blocks > 0");
   if (a.head_dim <= 0) fail("attention: head_dim {} must be positive", a.head_dim);
+  if (a.page_table != nullptr && a.page_size <= 0)
+    fail("attention: page_size {} must be positive with a page table", a.page_size);
   if (a.T <= 0) return;
   const AttentionKernels& kernels = cpu_ops_detail::attention_kernels(isa);
   const int group = a.num_heads / a.num_kv_heads;
@@ -120,6 +122,8 @@ void cpu_attention_at(const AttentionArgs& a, ThreadPool* pool, CpuIsa isa) {
     job.k = a.k_cache + g * d;
     job.v = a.v_cache + g * d;
     job.cache_stride = a.cache_stride;
+    job.page_table = a.page_table;
+    job.page_size = a.page_size;
     job.ranges = runs.data();
     job.num_ranges = static_cast<int>(runs.size());
     job.scale = a.scale;
@@ -140,6 +144,8 @@ void cpu_select_blocks_at(const BlockSelectArgs& a, ThreadPool* pool, CpuIsa isa
   if (a.init_blocks < 0 || a.local_blocks < 0 || a.init_blocks + a.local_blocks > a.topk_blocks)
     fail("select_blocks: {} initial + {} local forced blocks exceed top-{}", a.init_blocks,
          a.local_blocks, a.topk_blocks);
+  if (a.page_table != nullptr && a.page_size <= 0)
+    fail("select_blocks: page_size {} must be positive with a page table", a.page_size);
   if (a.T <= 0) return;
   const AttentionKernels& kernels = cpu_ops_detail::attention_kernels(isa);
   const int heads = a.num_index_heads;
@@ -180,6 +186,8 @@ void cpu_select_blocks_at(const BlockSelectArgs& a, ThreadPool* pool, CpuIsa isa
         job.dim = a.index_dim;
         job.k_cache = a.index_k_cache;
         job.k_stride = a.index_k_stride;
+        job.page_table = a.page_table;
+        job.page_size = a.page_size;
         job.block_size = a.block_size;
         job.last_slot = a.positions[t];
         job.block_begin = a.init_blocks + static_cast<int>(u - starts[t]);

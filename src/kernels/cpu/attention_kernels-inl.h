@@ -120,13 +120,20 @@ MINIMAX_SIMD_INLINE void accumulate(float* acc, float corr, const float* p, int 
   }
 }
 
+// The storage row of slot s of a paged job.
+MINIMAX_SIMD_INLINE int64_t paged_row(const int32_t* page_table, int64_t page_size, int64_t s) {
+  return int64_t(page_table[s / page_size]) * page_size + s % page_size;
+}
+
 MINIMAX_SIMD void attend(const AttendJob& j, float* scratch) {
   const int heads = j.heads;
-  const int64_t d = j.head_dim, stride = j.cache_stride;
+  const int64_t d = j.head_dim;
   float* acc = scratch;                               // [heads, d]
   float* scores = acc + heads * d;                    // [heads, kAttendTile]
   float* running_max = scores + heads * kAttendTile;  // [heads]
   float* denom = running_max + heads;                 // [heads]
+  float* gathered_k = denom + heads;                  // [kAttendTile, d]: a page-crossing tile
+  float* gathered_v = gathered_k + kAttendTile * d;   // [kAttendTile, d]
   std::fill(acc, acc + heads * d, 0.0f);
   std::fill(running_max, running_max + heads, -std::numeric_limits<float>::infinity());
   std::fill(denom, denom + heads, 0.0f);
@@ -135,8 +142,26 @@ MINIMAX_SIMD void attend(const AttendJob& j, float* scratch) {
     for (int64_t s0 = range.begin; s0 < range.end; s0 += kAttendTile) {
       const int n = static_cast<int>(std::min<int64_t>(kAttendTile, range.end - s0));
       const int padded = (n + kF - 1) / kF * kF;
-      const float* k = j.k + s0 * stride;
-      const float* v = j.v + s0 * stride;
+      const float* k = j.k + s0 * j.cache_stride;
+      const float* v = j.v + s0 * j.cache_stride;
+      int64_t stride = j.cache_stride;
+      if (j.page_table != nullptr) {
+        const int64_t offset = s0 % j.page_size;
+        if (offset + n <= j.page_size) {  // the whole tile in one page: read it in place
+          const int64_t row = paged_row(j.page_table, j.page_size, s0);
+          k = j.k + row * stride;
+          v = j.v + row * stride;
+        } else {  // same values, same order, so the same bits as the contiguous tile
+          for (int i = 0; i < n; ++i) {
+            const int64_t row = paged_row(j.page_table, j.page_size, s0 + i);
+            std::copy_n(j.k + row * stride, d, gathered_k + i * d);
+            std::copy_n(j.v + row * stride, d, gathered_v + i * d);
+          }
+          k = gathered_k;
+          v = gathered_v;
+          stride = d;
+        }
+      }
       for (int h = 0; h < heads; ++h) {
         const float* q = j.q + h * d;
         float* sc = scores + h * kAttendTile;
@@ -201,7 +226,12 @@ MINIMAX_SIMD void score_heads(const BlockScoreJob& j, const double* qd, int g0) 
     for (int64_t s0 = first; s0 <= last; s0 += kD) {
       const int n = static_cast<int>(std::min<int64_t>(kD, last + 1 - s0));
       const float* rows[kD];
-      for (int s = 0; s < kD; ++s) rows[s] = j.k_cache + (s0 + std::min(s, n - 1)) * j.k_stride;
+      for (int s = 0; s < kD; ++s) {
+        const int64_t slot = s0 + std::min(s, n - 1);
+        const int64_t row =
+            j.page_table == nullptr ? slot : paged_row(j.page_table, j.page_size, slot);
+        rows[s] = j.k_cache + row * j.k_stride;
+      }
       DV acc[G];
       exact_dots<G>(q, j.dim, rows, acc);
       for (int g = 0; g < G; ++g) {

@@ -21,7 +21,8 @@ constexpr int kAttendTile = 16;
 
 // softmax(q·kᵀ·scale)·v for `heads` consecutive query heads that share one KV head, over the slots
 // of `ranges` in order. Tiles never straddle two ranges, so the arithmetic depends only on the
-// ranges: equal ranges give equal bits.
+// ranges: equal ranges give equal bits, paged or not (a tile that crosses a page boundary is
+// gathered into scratch first; tiles inside one page, the usual case, are read in place).
 struct AttendJob {
   const float* q = nullptr;  // [heads, head_dim]
   float* out = nullptr;      // [heads, head_dim]
@@ -30,13 +31,16 @@ struct AttendJob {
   const float* k = nullptr;  // slot s of the KV head at k + s·cache_stride
   const float* v = nullptr;
   int64_t cache_stride = 0;
+  // Optional page table: slot s at row page_table[s / page_size]·page_size + s % page_size.
+  const int32_t* page_table = nullptr;
+  int64_t page_size = 0;
   const SlotRange* ranges = nullptr;
   int num_ranges = 0;
   float scale = 0;
 };
 // Floats of scratch attend() needs.
 inline int64_t attend_scratch_floats(int heads, int64_t head_dim) {
-  return int64_t{heads} * (head_dim + kAttendTile + 2);
+  return int64_t{heads} * (head_dim + kAttendTile + 2) + 2 * kAttendTile * head_dim;
 }
 
 // scores[(b − block_begin)·heads + g] = max over slots s of block b (clipped to [0, last_slot]) of
@@ -45,8 +49,11 @@ inline int64_t attend_scratch_floats(int heads, int64_t head_dim) {
 struct BlockScoreJob {
   const float* q = nullptr;  // [heads, dim]
   int heads = 0, dim = 0;
-  const float* k_cache = nullptr;  // slot s at k_cache + s·k_stride
+  const float* k_cache = nullptr;  // slot s at k_cache + row(s)·k_stride
   int64_t k_stride = 0;
+  // Optional page table: row(s) = page_table[s / page_size]·page_size + s % page_size, else s.
+  const int32_t* page_table = nullptr;
+  int64_t page_size = 0;
   int64_t block_size = 0, last_slot = 0;
   int block_begin = 0, block_end = 0;
   double* scores = nullptr;

@@ -11,6 +11,12 @@
 namespace minimax::reference {
 namespace {
 
+// The cache row of slot s: itself, or through the page table of a paged cache.
+int64_t cache_row(const int32_t* page_table, int page_size, int64_t s) {
+  if (page_table == nullptr) return s;
+  return int64_t(page_table[s / page_size]) * page_size + s % page_size;
+}
+
 // The visible cache slots of query t for KV group g, ascending: [0, pos] when dense, else the
 // slots of the selected blocks clipped to [0, pos].
 void visible_slots(const AttentionArgs& a, int64_t t, int g, std::vector<int64_t>& slots) {
@@ -36,6 +42,8 @@ void attention(const AttentionArgs& a, ThreadPool* pool) {
          a.num_kv_heads);
   if (a.block_ids != nullptr && (a.block_size <= 0 || a.max_blocks <= 0))
     fail("attention: block selection needs block_size and max_blocks > 0");
+  if (a.page_table != nullptr && a.page_size <= 0)
+    fail("attention: page_size {} must be positive with a page table", a.page_size);
   const int group = a.num_heads / a.num_kv_heads;
   const int64_t d = a.head_dim;
   for_range(pool, a.T * a.num_heads, [&](int64_t begin, int64_t end) {
@@ -54,7 +62,8 @@ void attention(const AttentionArgs& a, ThreadPool* pool) {
       scores.assign(slots.size(), 0.0);
       double max_score = -std::numeric_limits<double>::infinity();
       for (size_t i = 0; i < slots.size(); ++i) {
-        const float* k = a.k_cache + slots[i] * a.cache_stride + g * d;
+        const int64_t row = cache_row(a.page_table, a.page_size, slots[i]);
+        const float* k = a.k_cache + row * a.cache_stride + g * d;
         double dot = 0;
         for (int64_t c = 0; c < d; ++c) dot += static_cast<double>(q[c]) * k[c];
         scores[i] = dot * a.scale;
@@ -65,7 +74,8 @@ void attention(const AttentionArgs& a, ThreadPool* pool) {
       for (size_t i = 0; i < slots.size(); ++i) {
         const double p = std::exp(scores[i] - max_score);
         denom += p;
-        const float* v = a.v_cache + slots[i] * a.cache_stride + g * d;
+        const int64_t row = cache_row(a.page_table, a.page_size, slots[i]);
+        const float* v = a.v_cache + row * a.cache_stride + g * d;
         for (int64_t c = 0; c < d; ++c) acc[c] += p * v[c];
       }
       for (int64_t c = 0; c < d; ++c) out[c] = static_cast<float>(acc[c] / denom);
@@ -80,6 +90,8 @@ void select_blocks(const BlockSelectArgs& a, ThreadPool* pool) {
   if (a.init_blocks < 0 || a.local_blocks < 0 || a.init_blocks + a.local_blocks > a.topk_blocks)
     fail("select_blocks: {} initial + {} local forced blocks exceed top-{}", a.init_blocks,
          a.local_blocks, a.topk_blocks);
+  if (a.page_table != nullptr && a.page_size <= 0)
+    fail("select_blocks: page_size {} must be positive with a page table", a.page_size);
   for_range(pool, a.T * a.num_index_heads, [&](int64_t begin, int64_t end) {
     std::vector<int> chosen, others;
     std::vector<double> score;
@@ -104,7 +116,8 @@ void select_blocks(const BlockSelectArgs& a, ThreadPool* pool) {
           others.push_back(b);
           const int64_t last = std::min<int64_t>(int64_t(b + 1) * a.block_size - 1, pos);
           for (int64_t s = int64_t(b) * a.block_size; s <= last; ++s) {
-            const float* k = a.index_k_cache + s * a.index_k_stride;
+            const int64_t row = cache_row(a.page_table, a.page_size, s);
+            const float* k = a.index_k_cache + row * a.index_k_stride;
             double dot = 0;
             for (int c = 0; c < a.index_dim; ++c) dot += static_cast<double>(q[c]) * k[c];
             score[b] = std::max(score[b], dot);
