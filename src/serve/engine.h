@@ -1,0 +1,93 @@
+// The serving engine: one loop thread that runs continuous batching over a paged KV cache (vLLM
+// V1's design). Requests join and leave at every step; each step schedules decodes and prompt
+// chunks within a token budget (serve/scheduler.h), runs them in one Model::forward_batch,
+// samples every sequence with its own Sampler, detokenizes, applies the stop conditions and
+// pushes the results to each request's RequestStream. KV blocks come from one pool with prefix
+// caching (serve/block_manager.h); when blocks run out the newest request is preempted and later
+// recomputed, its output continuing seamlessly.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "base/error.h"
+#include "model/model.h"
+#include "runtime/generator.h"
+#include "runtime/sampler.h"
+#include "serve/request_stream.h"
+#include "serve/serve_metrics.h"
+#include "text/bpe_tokenizer.h"
+
+namespace minimax {
+
+struct EngineOptions {
+  int64_t max_model_len = 0;         // prompt + generated tokens per request; 0 = the model's
+  int64_t max_num_seqs = 16;         // sequences running at once
+  int64_t max_batched_tokens = 512;  // tokens per step (chunked prefill)
+  int64_t kv_block_size = 16;
+  int64_t kv_cache_blocks = 0;  // 0 = derive from kv_cache_bytes
+  int64_t kv_cache_bytes = 256ll << 20;
+  int64_t max_waiting = 64;  // queue bound: submit throws EngineBusy beyond it
+  bool prefix_caching = true;
+  std::string model_name;  // metrics label
+};
+
+// Tokens the engine emits instead of samples (tool_choice required / named): once `trigger` has
+// been sampled (or from the first token when trigger == -1), the next tokens are `tokens` in
+// order. They are output tokens like any other (text, logprobs from the raw logits, stops).
+struct ForcedTokens {
+  int32_t trigger = -1;
+  std::vector<int32_t> tokens;
+};
+
+struct EngineRequest {
+  std::vector<int32_t> prompt;
+  SamplingParams sampling;  // top_logprobs inside
+  StopConditions stop;      // stop_token_ids, stop_strings, max_tokens
+  bool logprobs = false;
+  int prompt_logprobs = -1;    // -1 = off, else top-n per prompt position
+  double timeout_seconds = 0;  // 0 = none; from submission to the finish
+  std::optional<ForcedTokens> forced;
+};
+
+// submit() when the waiting queue is full (the server answers 429 / 503).
+class EngineBusy : public Error {
+ public:
+  using Error::Error;
+};
+
+class Engine {
+ public:
+  // Sizes the KV pool, checks that one request of max_model_len tokens fits it (Error naming
+  // kv_cache_bytes / kv_cache_blocks otherwise) and starts the loop thread. `model` and
+  // `tokenizer` must outlive the engine.
+  Engine(Model& model, const BpeTokenizer& tokenizer, EngineOptions options);
+  ~Engine();  // stops the loop, finishes open requests with "abort"
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Validates (prompt empty, ids outside the vocabulary or longer than max_model_len - 1 →
+  // Error naming "prompt"; max_tokens <= 0 or prompt + max_tokens over max_model_len → Error
+  // naming "max_tokens"; sampling parameters and stop strings as the runtime checks them);
+  // throws EngineBusy when max_waiting requests are already waiting.
+  std::shared_ptr<RequestStream> submit(EngineRequest request);
+
+  ServeMetrics& metrics();
+  const EngineOptions& options() const;  // with max_model_len and kv_cache_blocks resolved
+
+  // While paused the loop runs no step (submissions queue up, cancellations wait); pause()
+  // returns once the loop has finished its current step. For tests that need several requests
+  // to meet in one step, and for draining.
+  void pause();
+  void resume();
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace minimax

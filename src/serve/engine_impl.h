@@ -1,0 +1,99 @@
+// Internals of the serving engine (serve/engine.h), shared by engine.cc (threading, submission,
+// lifetime) and engine_step.cc (one scheduling step and the per-token work). Not for callers.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "model/kv_cache.h"
+#include "runtime/stop_strings.h"
+#include "serve/block_manager.h"
+#include "serve/engine.h"
+#include "serve/scheduler.h"
+#include "text/detokenizer.h"
+
+namespace minimax {
+
+using EngineClock = std::chrono::steady_clock;
+
+// One request from submission to finish; the scheduler sees its SchedSequence part.
+struct ActiveRequest : SchedSequence {
+  ActiveRequest(EngineRequest request, KvBlockPool& pool, const BpeTokenizer& tokenizer);
+
+  EngineRequest request;
+  std::shared_ptr<RequestStream> stream;
+  Sampler sampler;
+  IncrementalDetokenizer detokenizer;  // special tokens kept: the parsers need the markers
+  StopStringMatcher matcher;
+  KvCache cache;  // paged view over the engine's pool; its table follows `blocks`
+  int64_t prompt_len = 0;
+  int64_t generated = 0;
+  // Forced tokens: started once the trigger was sampled; `forced_next` indexes the next one.
+  bool forcing = false;
+  size_t forced_next = 0;
+  // Prompt logprobs by position (0 stays nullopt); sent once with the first token.
+  std::vector<std::optional<PromptLogprob>> prompt_logprobs;
+  bool prompt_logprobs_sent = false;
+  bool prefix_counted = false;  // prefix-cache query counted in the metrics
+  EngineClock::time_point arrival, last_token;
+  std::optional<EngineClock::time_point> deadline;
+  bool done = false;
+
+  bool wants_prompt_logprobs() const {
+    return request.prompt_logprobs >= 0 && !prompt_logprobs_sent;
+  }
+};
+
+// The wake-up channel of the loop thread. Streams hold it weakly, so cancelling a stream that
+// outlives the engine is harmless.
+struct EngineSignal {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool wake = false, stop = false, paused = false;
+  bool parked = false;  // the loop is waiting because of a pause
+  std::deque<std::unique_ptr<ActiveRequest>> incoming;
+  int64_t scheduler_waiting = 0;  // mirror of the scheduler's queue for submit's bound
+};
+
+struct Engine::Impl {
+  Impl(Model& model, const BpeTokenizer& tokenizer, EngineOptions options);
+
+  // engine.cc
+  void loop();
+  void drop_cancelled_and_expired();
+  void abort_all(std::string_view reason, const std::string& error);
+  void update_gauges();
+
+  // engine_step.cc
+  // Runs one step; false when nothing was scheduled.
+  bool step();
+  // Samples (or forces) the next token of `r` from its logits row and pushes it; finishes the
+  // request when a stop condition is met.
+  void emit_token(ActiveRequest& r, std::span<float> logits, EngineEvent& event);
+  void record_prompt_logprobs(ActiveRequest& r, int64_t position, std::span<const float> logits);
+  // Frees the request's blocks, pushes `event` with the finish, counts it.
+  void finish(ActiveRequest& r, EngineEvent event, std::string_view reason);
+  void fill_totals(const ActiveRequest& r, EngineEvent& event) const;
+  void erase_done();
+
+  Model& model;
+  BpeTokenizer tokenizer;
+  EngineOptions options;
+  ServeMetrics metrics;
+  std::unique_ptr<KvBlockPool> pool;
+  BlockManager blocks;
+  Scheduler scheduler;
+  std::shared_ptr<EngineSignal> signal;
+  std::vector<std::unique_ptr<ActiveRequest>> active;  // loop thread only
+  int64_t next_id = 0;
+  std::thread thread;
+};
+
+}  // namespace minimax

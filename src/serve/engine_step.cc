@@ -1,0 +1,198 @@
+// One engine step: schedule, one batched forward, then per sequence prompt logprobs, sampling
+// (or forced tokens), detokenization, stop conditions and the push to its stream.
+#include <algorithm>
+#include <limits>
+
+#include "base/error.h"
+#include "serve/engine_impl.h"
+
+namespace minimax {
+namespace {
+
+double seconds_between(EngineClock::time_point from, EngineClock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
+ActiveRequest& as_request(SchedSequence* seq) { return static_cast<ActiveRequest&>(*seq); }
+
+}  // namespace
+
+void Engine::Impl::fill_totals(const ActiveRequest& r, EngineEvent& event) const {
+  event.prompt_tokens = r.prompt_len;
+  event.cached_prompt_tokens = std::max<int64_t>(r.cached_tokens, 0);
+  event.completion_tokens = r.generated;
+}
+
+void Engine::Impl::finish(ActiveRequest& r, EngineEvent event, std::string_view reason) {
+  if (r.done) return;
+  r.done = true;
+  // Blocks go back before the consumer hears of the finish, so what it reads next (e.g. the
+  // metrics) already shows them free.
+  scheduler.remove(&r);
+  metrics.set_kv_blocks(blocks.num_used(), blocks.num_blocks());
+  event.finished = true;
+  event.finish_reason = std::string(reason);
+  fill_totals(r, event);
+  r.stream->push(std::move(event));
+  // vLLM's finished_reason labels: a timeout is an abort by the server.
+  metrics.record_finish(reason == "timeout" ? "abort" : reason);
+  metrics.observe_e2e_latency(seconds_between(r.arrival, EngineClock::now()));
+}
+
+void Engine::Impl::erase_done() {
+  std::erase_if(active, [](const std::unique_ptr<ActiveRequest>& r) { return r->done; });
+}
+
+void Engine::Impl::record_prompt_logprobs(ActiveRequest& r, int64_t position,
+                                          std::span<const float> logits) {
+  std::optional<PromptLogprob>& slot = r.prompt_logprobs[position];
+  if (slot) return;  // computed before a preemption
+  const int32_t token = r.tokens[position];
+  SampleLogprobs computed = compute_logprobs(logits, token, r.request.prompt_logprobs);
+  const float own = logits[token];
+  const auto above = std::count_if(logits.begin(), logits.end(), [&](float l) { return l > own; });
+  slot = PromptLogprob{token, computed.chosen.logprob, static_cast<int>(above) + 1,
+                       std::move(computed.top)};
+}
+
+void Engine::Impl::emit_token(ActiveRequest& r, std::span<float> logits, EngineEvent& event) {
+  const EngineClock::time_point now = EngineClock::now();
+  const EngineRequest& request = r.request;
+  int32_t token = 0;
+  SampleLogprobs logprobs;
+  if (r.forcing && r.forced_next < request.forced->tokens.size()) {
+    token = request.forced->tokens[r.forced_next++];
+    if (request.logprobs) logprobs = compute_logprobs(logits, token, request.sampling.top_logprobs);
+    // The sampler still records the token (the penalties must see it) and draws as for any
+    // token: it samples a row where only this token is possible.
+    std::vector<float> only(logits.size(), -std::numeric_limits<float>::infinity());
+    only[token] = 0.0f;
+    r.sampler.sample(only, false);
+  } else {
+    SampleResult sampled = r.sampler.sample(logits, request.logprobs);
+    token = sampled.token;
+    logprobs = std::move(sampled.logprobs);
+    if (request.forced && !r.forcing && token == request.forced->trigger) r.forcing = true;
+  }
+  r.tokens.push_back(token);
+  ++r.generated;
+
+  metrics.add_generation_tokens(1);
+  if (r.generated == 1) {
+    metrics.add_prompt_tokens(r.prompt_len);
+    metrics.observe_time_to_first_token(seconds_between(r.arrival, now));
+    if (request.prompt_logprobs >= 0) {
+      event.prompt_logprobs = std::move(r.prompt_logprobs);
+      r.prompt_logprobs_sent = true;
+    }
+  } else {
+    metrics.observe_inter_token_latency(seconds_between(r.last_token, now));
+  }
+  r.last_token = now;
+
+  // Stop conditions as the runtime Generator applies them: an EOS adds no text and releases
+  // held bytes; a stop string hides itself and what follows; at max_tokens the held text is
+  // released (and may still complete a stop string).
+  const bool is_eos =
+      std::find(request.stop.stop_token_ids.begin(), request.stop.stop_token_ids.end(), token) !=
+      request.stop.stop_token_ids.end();
+  const std::string piece = is_eos ? r.detokenizer.flush() : r.detokenizer.push(token);
+  StopStringMatcher::Step matched = r.matcher.push(piece);
+  TokenOutput output{token, std::move(matched.text), request.logprobs, std::move(logprobs)};
+  std::string_view reason;
+  if (matched.stopped) {
+    reason = "stop";
+    event.stop_string = matched.matched;
+  } else if (is_eos) {
+    reason = "stop";
+    event.stop_token = token;
+    output.text += r.matcher.flush();
+  } else if (r.generated >= request.stop.max_tokens) {
+    reason = "length";
+    StopStringMatcher::Step tail = r.matcher.push(r.detokenizer.flush());
+    output.text += tail.text;
+    if (tail.stopped) {
+      reason = "stop";
+      event.stop_string = tail.matched;
+    } else {
+      output.text += r.matcher.flush();
+    }
+  }
+  event.tokens.push_back(std::move(output));
+  if (!reason.empty()) {
+    finish(r, std::move(event), reason);
+  } else {
+    fill_totals(r, event);
+    r.stream->push(std::move(event));
+  }
+}
+
+bool Engine::Impl::step() {
+  const SchedulerStep plan = scheduler.schedule();
+  if (!plan.preempted.empty()) metrics.add_preemptions(static_cast<int64_t>(plan.preempted.size()));
+  for (SchedSequence* seq : plan.admitted) {
+    ActiveRequest& r = as_request(seq);
+    if (r.prefix_counted) continue;
+    r.prefix_counted = true;
+    if (options.prefix_caching && r.read_prefix_cache)
+      metrics.add_prefix_cache(r.prompt_len, r.cached_tokens);
+  }
+  if (plan.empty()) return false;
+
+  std::vector<BatchSequence> batch(plan.chunks.size());
+  std::vector<std::vector<int32_t>> positions(plan.chunks.size());
+  for (size_t i = 0; i < plan.chunks.size(); ++i) {
+    const ScheduledChunk& chunk = plan.chunks[i];
+    ActiveRequest& r = as_request(chunk.seq);
+    r.cache.set_block_table(r.blocks);
+    r.cache.set_length(chunk.begin);
+    positions[i].resize(chunk.count);
+    for (int64_t t = 0; t < chunk.count; ++t)
+      positions[i][t] = static_cast<int32_t>(chunk.begin + t);
+    // Row t of a chunk predicts position begin + t + 1: all rows are wanted while they reach
+    // prompt positions whose logprobs are still missing.
+    const bool all_rows = r.wants_prompt_logprobs() && chunk.begin + 1 < r.prompt_len;
+    batch[i] = BatchSequence{std::span<const int32_t>(r.tokens).subspan(chunk.begin, chunk.count),
+                             positions[i], &r.cache,
+                             all_rows ? LogitsFor::kAllTokens : LogitsFor::kLastToken};
+  }
+
+  std::vector<float> logits;
+  try {
+    logits = model.forward_batch(batch);
+  } catch (const Error& e) {
+    for (const ScheduledChunk& chunk : plan.chunks) {
+      EngineEvent event;
+      event.error = e.what();
+      finish(as_request(chunk.seq), std::move(event), "error");
+    }
+    erase_done();
+    return true;
+  }
+  scheduler.commit(plan);
+
+  const auto vocab = static_cast<size_t>(model.config().vocab_size);
+  size_t row = 0;
+  for (size_t i = 0; i < plan.chunks.size(); ++i) {
+    const ScheduledChunk& chunk = plan.chunks[i];
+    ActiveRequest& r = as_request(chunk.seq);
+    const size_t rows = batch[i].which == LogitsFor::kAllTokens ? chunk.count : 1;
+    if (batch[i].which == LogitsFor::kAllTokens) {
+      for (int64_t t = 0; t < chunk.count; ++t) {
+        const int64_t predicted = chunk.begin + t + 1;
+        if (predicted < r.prompt_len)
+          record_prompt_logprobs(r, predicted,
+                                 std::span<const float>(logits.data() + (row + t) * vocab, vocab));
+      }
+    }
+    if (chunk.samples()) {
+      EngineEvent event;
+      emit_token(r, std::span<float>(logits.data() + (row + rows - 1) * vocab, vocab), event);
+    }
+    row += rows;
+  }
+  erase_done();
+  return true;
+}
+
+}  // namespace minimax
