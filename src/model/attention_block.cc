@@ -1,6 +1,7 @@
 // The attention half of a decoder layer: q/k/v projections, QK norm (M2 across heads over the whole
 // projection, M3 per head with (1 + w)), partial NeoX RoPE, the KV cache, the MSA index branch and
 // block choice on sparse layers, causal GQA attention, o_proj.
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -21,13 +22,17 @@ void store_rows(const float* rows, int64_t T, int64_t width, const int32_t* posi
 // The MSA index branch: index queries and the one shared index key, normed per head with (1 + w)
 // and rotated like q/k; the keys go to the index cache. Returns the block choice
 // [T, num_index_heads, topk_blocks] unless the caller asked for dense attention.
-std::vector<int32_t> select_sparse_blocks(const ForwardContext& ctx, const AttentionWeights& a,
-                                          int layer, const float* xn, KvCache& cache) {
+// Returns null for dense attention, else s.blocks.data().
+const int32_t* select_sparse_blocks(const ForwardContext& ctx, const AttentionWeights& a, int layer,
+                                    const float* xn, KvCache& cache, AttentionScratch& scratch) {
   const ModelConfig& c = ctx.config;
   const SparseAttentionConfig& s = c.sparse;
   const int64_t T = ctx.T, d = s.index_dim;
   const float eps = static_cast<float>(c.rms_norm_eps);
-  std::vector<float> iq(T * s.num_index_heads * d), ik(T * d);
+  std::vector<float>& iq = scratch.index_q;
+  std::vector<float>& ik = scratch.index_k;
+  iq.resize(T * s.num_index_heads * d);
+  ik.resize(T * d);
   project(ctx, a.index_q, xn, T, iq.data());
   project(ctx, a.index_k, xn, T, ik.data());
   ctx.ops.rms_norm(iq.data(), T * s.num_index_heads, d, a.index_q_norm.data(), eps,
@@ -39,9 +44,10 @@ std::vector<int32_t> select_sparse_blocks(const ForwardContext& ctx, const Atten
   rope.num_heads = 1;
   ctx.ops.rope(ik.data(), T, ctx.positions, rope, ctx.pool);
   store_rows(ik.data(), T, d, ctx.positions, cache, cache.index_k(layer));
-  if (ctx.dense_attention) return {};
+  if (ctx.dense_attention) return nullptr;
 
-  std::vector<int32_t> blocks(T * s.num_index_heads * s.topk_blocks);
+  std::vector<int32_t>& blocks = scratch.blocks;
+  blocks.resize(T * s.num_index_heads * s.topk_blocks);
   BlockSelectArgs b;
   b.index_q = iq.data();
   b.T = T;
@@ -58,7 +64,7 @@ std::vector<int32_t> select_sparse_blocks(const ForwardContext& ctx, const Atten
   b.page_size = cache.page_size();
   b.block_ids = blocks.data();
   ctx.ops.select_blocks(b, ctx.pool);
-  return blocks;
+  return blocks.data();
 }
 
 }  // namespace
@@ -70,7 +76,14 @@ void attention_block(const ForwardContext& ctx, const LayerWeights& w, int layer
   const int64_t T = ctx.T, hd = c.head_dim;
   const int64_t q_width = c.num_heads * hd, kv_width = c.num_kv_heads * hd;
   const float eps = static_cast<float>(c.rms_norm_eps);
-  std::vector<float> q(T * q_width), k(T * kv_width), v(T * kv_width);
+  AttentionScratch own;
+  AttentionScratch& scratch = ctx.attention_scratch != nullptr ? *ctx.attention_scratch : own;
+  std::vector<float>& q = scratch.q;
+  std::vector<float>& k = scratch.k;
+  std::vector<float>& v = scratch.v;
+  q.resize(T * q_width);
+  k.resize(T * kv_width);
+  v.resize(T * kv_width);
   project(ctx, a.q, xn, T, q.data());
   project(ctx, a.k, xn, T, k.data());
   project(ctx, a.v, xn, T, v.data());
@@ -96,10 +109,11 @@ void attention_block(const ForwardContext& ctx, const LayerWeights& w, int layer
   store_rows(k.data(), T, kv_width, ctx.positions, cache, cache.k(layer));
   store_rows(v.data(), T, kv_width, ctx.positions, cache, cache.v(layer));
 
-  std::vector<int32_t> blocks;
-  if (w.sparse) blocks = select_sparse_blocks(ctx, a, layer, xn, cache);
+  const int32_t* blocks =
+      w.sparse ? select_sparse_blocks(ctx, a, layer, xn, cache, scratch) : nullptr;
 
-  std::vector<float> attn(T * q_width);
+  std::vector<float>& attn = scratch.attn;
+  attn.resize(T * q_width);
   AttentionArgs args;
   args.q = q.data();
   args.T = T;
@@ -113,8 +127,8 @@ void attention_block(const ForwardContext& ctx, const LayerWeights& w, int layer
   args.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(hd)));
   args.page_table = cache.page_table();
   args.page_size = cache.page_size();
-  if (!blocks.empty()) {
-    args.block_ids = blocks.data();
+  if (blocks != nullptr) {
+    args.block_ids = blocks;
     args.max_blocks = c.sparse.topk_blocks;
     args.block_size = c.sparse.block_size;
   }

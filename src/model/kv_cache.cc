@@ -96,6 +96,16 @@ void KvCache::mark_filled(const int32_t* positions, int64_t count) {
   while (length_ < capacity_ && filled_[length_]) ++length_;
 }
 
+int64_t KvCache::length_after(const int32_t* positions, int64_t count) const {
+  std::vector<int32_t> added(positions, positions + count);
+  std::sort(added.begin(), added.end());
+  int64_t n = length_;
+  while (n < capacity_ &&
+         (filled_[n] || std::binary_search(added.begin(), added.end(), static_cast<int32_t>(n))))
+    ++n;
+  return n;
+}
+
 void KvCache::clear() {
   std::fill(filled_.begin(), filled_.end(), 0);
   length_ = 0;

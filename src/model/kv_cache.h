@@ -80,6 +80,9 @@ class KvCache {
   // Records that `positions` were written; throws Error naming the position when one is outside
   // [0, capacity).
   void mark_filled(const int32_t* positions, int64_t count);
+  // length() as it would be after mark_filled(positions, count), without changing anything
+  // (positions must pass check_position).
+  int64_t length_after(const int32_t* positions, int64_t count) const;
   void check_position(int32_t position) const;
   // Forgets every token (the buffers, and a paged cache's table, are kept).
   void clear();

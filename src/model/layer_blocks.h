@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "checkpoint/model_config.h"
 #include "kernels/ops.h"
@@ -10,6 +11,13 @@
 #include "model/model_weights.h"
 
 namespace minimax {
+
+// Buffers of attention_block, kept by the forward pass across layers and sequences so the layer
+// loop does not allocate (resized to each call's need; capacity only grows).
+struct AttentionScratch {
+  std::vector<float> q, k, v, attn, index_q, index_k;
+  std::vector<int32_t> blocks;
+};
 
 struct ForwardContext {
   const ModelConfig& config;
@@ -20,6 +28,7 @@ struct ForwardContext {
   bool bf16_experts;     // the dequant MoE path
   const int32_t* positions;
   int64_t T;
+  AttentionScratch* attention_scratch = nullptr;  // null: attention_block allocates its own
 };
 
 // y[T, w.rows] = W·x, feeding W's kernel FP8-quantized activations when the plan asks for it and

@@ -106,16 +106,17 @@ std::vector<float> Model::run_batch(std::span<const BatchSequence> batch, bool s
         fail("{}: {}", where(i), e.what());
       }
     }
+    const int64_t length =
+        s.cache->length_after(s.positions.data(), static_cast<int64_t>(s.positions.size()));
+    for (size_t t = 0; t < s.positions.size(); ++t)
+      if (s.positions[t] >= length)
+        fail("{}: token {} at position {} would attend slot {}, which holds no token", where(i), t,
+             s.positions[t], length);
     total += static_cast<int64_t>(s.tokens.size());
   }
-  for (size_t i = 0; i < batch.size(); ++i) {
-    const BatchSequence& s = batch[i];
+  // Every check passed: only now does any cache change.
+  for (const BatchSequence& s : batch)
     s.cache->mark_filled(s.positions.data(), static_cast<int64_t>(s.positions.size()));
-    for (size_t t = 0; t < s.positions.size(); ++t)
-      if (s.positions[t] >= s.cache->length())
-        fail("{}: token {} at position {} would attend slot {}, which holds no token", where(i), t,
-             s.positions[t], s.cache->length());
-  }
   return run_layers(batch, total);
 }
 
@@ -135,6 +136,7 @@ std::vector<float> Model::run_layers(std::span<const BatchSequence> batch, int64
     offset[i + 1] = offset[i] + T;
     out_rows += batch[i].which == LogitsFor::kLastToken ? 1 : T;
   }
+  AttentionScratch attention_scratch;  // shared by every layer and sequence of this call
   auto context = [&](const int32_t* pos, int64_t T) {
     return ForwardContext{config_,
                           ops_,
@@ -143,7 +145,8 @@ std::vector<float> Model::run_layers(std::span<const BatchSequence> batch, int64
                           options_.dense_attention,
                           options_.moe_path == MoePath::kDequant,
                           pos,
-                          T};
+                          T,
+                          &attention_scratch};
   };
   const ForwardContext all = context(positions.data(), total);
   std::vector<ForwardContext> per_sequence;

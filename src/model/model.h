@@ -84,8 +84,9 @@ class Model {
   // Runs several sequences in one pass: embedding, norms, projections, MoE and lm_head over all
   // their tokens together (the weights are read once per step), attention per sequence on its own
   // cache. Returns logits rows in batch order: 1 row per kLastToken sequence, T rows per
-  // kAllTokens. Same checks and errors as forward() (message names the batch index). A
-  // sequence's logits are bit-identical whether it runs alone or with others (docs/model.md).
+  // kAllTokens. Same checks and errors as forward() (message names the batch index), all made
+  // before any cache changes; a cache may appear only once. A sequence's logits are bit-identical
+  // whether it runs alone or with others (docs/model.md says why).
   std::vector<float> forward_batch(std::span<const BatchSequence> batch);
 
  private:
