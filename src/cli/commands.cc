@@ -6,6 +6,7 @@ namespace minimax::cli {
 void register_bench(CLI::App& app);
 void register_chat(CLI::App& app);
 void register_convert(CLI::App& app);
+void register_gates(CLI::App& app);
 void register_generate(CLI::App& app);
 void register_inspect(CLI::App& app);
 void register_logits(CLI::App& app);
@@ -19,6 +20,7 @@ void register_all(CLI::App& app) {
   register_bench(app);
   register_chat(app);
   register_convert(app);
+  register_gates(app);
   register_generate(app);
   register_inspect(app);
   register_logits(app);

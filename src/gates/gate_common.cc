@@ -44,8 +44,9 @@ TaskOutcome ask(const OpenAiClient& server, const ChatTask& task, const Threshol
 std::string mismatch(const ChatTask& task, const TaskOutcome& outcome) {
   // Needle prompts are long; their question is at the end.
   const std::string_view user = task.user;
-  const std::string shown = task.kind == "needles" && user.size() > 60
-                                ? "..." + excerpt(user.substr(user.size() - 40), 40)
+  const size_t question = user.rfind("\n\n");
+  const std::string shown = task.kind == "needles" && question != std::string_view::npos
+                                ? "..." + excerpt(user.substr(question + 2))
                                 : excerpt(user);
   if (!outcome.ok) return fmt::format("{} '{}': {}", task.kind, shown, outcome.error);
   return fmt::format("{} '{}': expected '{}', got '{}'", task.kind, shown,

@@ -93,16 +93,14 @@ std::vector<GateResult> compare_gates(const OpenAiClient& server, const OpenAiCl
   for (size_t i = 0; i < corpus.size(); ++i) {
     const std::string source = fmt::format("corpus text {}", i);
     try {
-      const auto a =
-          teacher_forced(server, corpus[i], fmt::format("{} ({})", source, server.url().text));
-      const auto b =
-          teacher_forced(other, corpus[i], fmt::format("{} ({})", source, other.url().text));
+      const auto a = teacher_forced(server, corpus[i], server.url().root());
+      const auto b = teacher_forced(other, corpus[i], other.url().root());
       tally.add(a, b, source);
     } catch (const ConnectionError&) {
       throw;
     } catch (const Error& e) {
       complete = false;
-      agreement.details.push_back(e.what());
+      agreement.details.push_back(fmt::format("{}: {}", source, e.what()));
     }
   }
   const bool measured = complete && tally.positions() > 0;

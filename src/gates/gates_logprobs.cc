@@ -49,8 +49,11 @@ GateResult logprobs_gate(const OpenAiClient& server, const GateOptions& options)
       check.expected_count = usage_count(response, "completion_tokens");
       const std::vector<std::string> found = check_chat_logprobs(answer.choice, check);
       problems += found.size();
-      const json& content = answer.choice["logprobs"]["content"];
-      if (found.empty() || content.is_array()) tokens += content.is_array() ? content.size() : 0;
+      const json* content = nullptr;
+      if (answer.choice.contains("logprobs") && answer.choice["logprobs"].is_object() &&
+          answer.choice["logprobs"].contains("content"))
+        content = &answer.choice["logprobs"]["content"];
+      if (content != nullptr && content->is_array()) tokens += content->size();
       for (const std::string& problem : found)
         result.details.push_back(fmt::format("{} prompt: {}", task->kind, problem));
     } catch (const ConnectionError&) {

@@ -210,6 +210,11 @@ HttpUrl parse_http_url(const std::string& url, std::string_view what) {
   return parsed;
 }
 
+std::string HttpUrl::root() const {
+  const bool ipv6 = host.find(':') != std::string::npos;
+  return fmt::format("http://{}{}{}:{}{}", ipv6 ? "[" : "", host, ipv6 ? "]" : "", port, base_path);
+}
+
 HttpResponse parse_http_response(std::string_view raw, std::string_view source) {
   const size_t head_end = raw.find("\r\n\r\n");
   if (head_end == std::string_view::npos) {
@@ -268,7 +273,7 @@ HttpResponse HttpClient::post_json(std::string_view path, std::string_view body)
 HttpResponse HttpClient::request(std::string_view method, std::string_view path,
                                  std::string_view body) const {
   const std::string target = url_.base_path + std::string(path);
-  const std::string where = fmt::format("{} {}{}", method, url_.text, path);
+  const std::string where = fmt::format("{} {}{}", method, url_.root(), path);
   Socket socket(connect_to(url_, timeout_seconds_));
   const bool ipv6 = url_.host.find(':') != std::string::npos;
   std::string request = fmt::format("{} {} HTTP/1.1\r\nHost: {}{}{}:{}\r\n", method, target,

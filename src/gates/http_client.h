@@ -20,8 +20,9 @@ class ConnectionError : public Error {
 struct HttpUrl {
   std::string host;
   int port = 80;
-  std::string base_path;  // "" or "/prefix" without a trailing slash or "/v1"
-  std::string text;       // as the user gave it, for messages
+  std::string base_path;     // "" or "/prefix" without a trailing slash or "/v1"
+  std::string text;          // as the user gave it, for messages
+  std::string root() const;  // "http://host:port/prefix": endpoint paths are appended to it
 };
 
 // Parses "http://host[:port][/prefix]". A trailing "/" and a trailing "/v1" are dropped so that

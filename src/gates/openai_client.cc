@@ -38,10 +38,10 @@ json OpenAiClient::post(const char* path, nlohmann::ordered_json request) const 
   if (!model_.empty()) request["model"] = model_;
   const HttpResponse response = http_.post_json(path, request.dump());
   if (response.status != 200)
-    fail("{}{}: HTTP {}: {}", url().text, path, response.status, server_message(response.body));
+    fail("{}{}: HTTP {}: {}", url().root(), path, response.status, server_message(response.body));
   json parsed = json::parse(response.body, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded() || !parsed.is_object())
-    fail("{}{}: the reply is not a JSON object", url().text, path);
+    fail("{}{}: the reply is not a JSON object", url().root(), path);
   return parsed;
 }
 
@@ -56,13 +56,13 @@ json OpenAiClient::completion(nlohmann::ordered_json request) const {
 void OpenAiClient::resolve_model() {
   const HttpResponse response = http_.get("/v1/models");
   if (response.status != 200)
-    fail("{}/v1/models: HTTP {}: {}", url().text, response.status, server_message(response.body));
+    fail("{}/v1/models: HTTP {}: {}", url().root(), response.status, server_message(response.body));
   if (!model_.empty()) return;
   const json parsed = json::parse(response.body, nullptr, /*allow_exceptions=*/false);
   if (!parsed.is_object() || !parsed.contains("data") || !parsed["data"].is_array() ||
       parsed["data"].empty() || !parsed["data"][0].is_object() ||
       !parsed["data"][0].contains("id") || !parsed["data"][0]["id"].is_string())
-    fail("{}/v1/models: no model id in data[0].id; pass --model", url().text);
+    fail("{}/v1/models: no model id in data[0].id; pass --model", url().root());
   model_ = parsed["data"][0]["id"].get<std::string>();
 }
 
