@@ -65,6 +65,9 @@ Json parse_json(std::string_view text, const std::string& param) {
     fail_request(param,
                  fmt::format("{} is not valid JSON: {} (byte {})",
                              param.empty() ? "request body" : param, parse_error_text(e), e.byte));
+  } catch (const Json::exception& e) {  // e.g. a number too large for a double
+    fail_request(param, fmt::format("{} is not valid JSON: {}",
+                                    param.empty() ? "request body" : param, parse_error_text(e)));
   }
 }
 
