@@ -49,13 +49,16 @@ const std::string& pick(SplitMix64& rng, const std::vector<std::string>& words) 
   return words[rng.below(words.size())];
 }
 
-// The first `count` entries of a partial Fisher-Yates shuffle: distinct picks in random order.
+// `count` distinct picks in the order drawn, by rejection as tools/tiny_model/tasks.py does, so
+// a seed gives the same words there and here.
 std::vector<std::string> distinct(SplitMix64& rng, const std::vector<std::string>& words,
                                   size_t count) {
-  std::vector<std::string> pool = words;
-  for (size_t i = 0; i < count; ++i) std::swap(pool[i], pool[i + rng.below(pool.size() - i)]);
-  pool.resize(count);
-  return pool;
+  std::vector<std::string> picked;
+  while (picked.size() < count) {
+    const std::string& word = pick(rng, words);
+    if (std::find(picked.begin(), picked.end(), word) == picked.end()) picked.push_back(word);
+  }
+  return picked;
 }
 
 std::string join(const std::vector<std::string>& parts, std::string_view separator) {
@@ -129,25 +132,32 @@ std::vector<std::string> filler(SplitMix64& rng, int sentences) {
   return out;
 }
 
-NeedleDocument make_needle_document(SplitMix64& rng, int sentences,
-                                    const std::vector<double>& depths) {
+namespace {
+
+// Keys, values and filler are drawn in tools/tiny_model/tasks.py's order; the depths come from
+// `depth_of(j)` after them (fixed ones, or drawn from the generator as the Python one does).
+template <typename DepthOf>
+NeedleDocument build_needle_document(SplitMix64& rng, int sentences, size_t count,
+                                     DepthOf depth_of) {
   if (sentences < 1) fail("needle document: sentences must be >= 1, got {}", sentences);
-  if (depths.empty() || depths.size() > kKeys.size())
-    fail("needle document: needs 1..{} depths, got {}", kKeys.size(), depths.size());
+  if (count < 1 || count > kKeys.size())
+    fail("needle document: needs 1..{} needles, got {}", kKeys.size(), count);
   NeedleDocument doc;
   doc.sentences = sentences;
-  const std::vector<std::string> keys = distinct(rng, kKeys, depths.size());
-  for (size_t j = 0; j < depths.size(); ++j) {
-    if (depths[j] < 0.0 || depths[j] > 1.0)
-      fail("needle document: depth {} is outside [0, 1]", depths[j]);
-    doc.needles.push_back({keys[j], rng.uniform(1000, 9999), depths[j]});
-  }
+  const std::vector<std::string> keys = distinct(rng, kKeys, count);
+  for (size_t j = 0; j < count; ++j) doc.needles.push_back({keys[j], rng.uniform(1000, 9999), 0.0});
   const std::vector<std::string> text = filler(rng, sentences);
-  // Needle j goes before filler sentence round(d_j * S); equal positions keep needle order.
+  for (size_t j = 0; j < count; ++j) {
+    doc.needles[j].depth = depth_of(j);
+    if (doc.needles[j].depth < 0.0 || doc.needles[j].depth > 1.0)
+      fail("needle document: depth {} is outside [0, 1]", doc.needles[j].depth);
+  }
+  // Needle j goes before filler sentence round(d_j * S), rounding half to even like Python's
+  // round(); needles at the same position keep their order.
   std::vector<std::string> parts;
   for (int s = 0; s <= sentences; ++s) {
     for (const Needle& needle : doc.needles)
-      if (static_cast<int>(std::lround(needle.depth * sentences)) == s)
+      if (static_cast<int>(std::nearbyint(needle.depth * sentences)) == s)
         parts.push_back(fmt::format("The secret code for {} is {}.", needle.key, needle.value));
     if (s < sentences) parts.push_back(text[static_cast<size_t>(s)]);
   }
@@ -155,12 +165,19 @@ NeedleDocument make_needle_document(SplitMix64& rng, int sentences,
   return doc;
 }
 
+}  // namespace
+
+NeedleDocument make_needle_document(SplitMix64& rng, int sentences,
+                                    const std::vector<double>& depths) {
+  return build_needle_document(rng, sentences, depths.size(), [&](size_t j) { return depths[j]; });
+}
+
 NeedleDocument make_random_needle_document(SplitMix64& rng) {
   const int sentences = static_cast<int>(rng.uniform(3, 64));
-  const int64_t count = rng.uniform(1, 3);
-  std::vector<double> depths;
-  for (int64_t j = 0; j < count; ++j) depths.push_back(static_cast<double>(rng.below(1001)) / 1000);
-  return make_needle_document(rng, sentences, depths);
+  const size_t count = static_cast<size_t>(rng.uniform(1, 3));
+  return build_needle_document(rng, sentences, count, [&](size_t) {
+    return static_cast<double>(rng.below(1000001)) / 1000000.0;  // tasks.py's real()
+  });
 }
 
 ChatTask needle_task(const NeedleDocument& document, size_t asked) {

@@ -65,7 +65,8 @@ struct NeedleDocument {
 // K = depths.size() needles with distinct keys and values drawn from `rng`, at the given depths.
 NeedleDocument make_needle_document(SplitMix64& rng, int sentences,
                                     const std::vector<double>& depths);
-// The spec's fully random problem: S in [3, 64], K in [1, 3], depths u(1001)/1000.
+// The spec's fully random document: S in [3, 64], K in [1, 3], depths u(1000001)/1e6, drawn
+// in tools/tiny_model/tasks.py's order (so a seed gives its document).
 NeedleDocument make_random_needle_document(SplitMix64& rng);
 ChatTask needle_task(const NeedleDocument& document, size_t asked);
 

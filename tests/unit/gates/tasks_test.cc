@@ -167,7 +167,7 @@ TEST(Needles, DocumentPlacesEachNeedleAtItsDepth) {
       if (bare.rfind("The secret code", 0) != 0) ++filler_before;
     }
     ASSERT_TRUE(found) << needle.key;
-    EXPECT_EQ(filler_before, static_cast<size_t>(std::lround(depths[j] * 32)));
+    EXPECT_EQ(filler_before, static_cast<size_t>(std::nearbyint(depths[j] * 32)));
   }
   EXPECT_EQ(keys.size(), 3u);
   const ChatTask task = needle_task(doc, 1);
@@ -290,6 +290,46 @@ TEST(Golden, FixedAndCoversEveryChatTask) {
   EXPECT_EQ(kinds["needles"], 3);
   EXPECT_EQ(kinds["copy"], 2);
   EXPECT_EQ(kinds["recall"], 2);
+}
+
+// Problems from the same seeds by the training data's own generator (tools/tiny_model/tasks.py,
+// an independent Python implementation of the spec; printed once and copied here): the C++
+// generators draw in the same order, so a seed names the same problem in both.
+TEST(CrossCheck, SameSeedsGiveTasksPysProblems) {
+  {
+    SplitMix64 rng(1);
+    const ChatTask t = arithmetic_task(make_arithmetic(rng));
+    EXPECT_EQ(t.user, "What is 670 - 359?");
+    EXPECT_EQ(t.expected_reasoning, "10-9-0=1, 7-5-1=1, 6-3-0=3.");
+    EXPECT_EQ(t.expected_content, "311");
+  }
+  {
+    SplitMix64 rng(1);
+    EXPECT_EQ(make_copy(rng).user, "Repeat exactly: river slowly bird sky the near tall and");
+  }
+  {
+    SplitMix64 rng(1);
+    const ChatTask t = make_recall(rng);
+    EXPECT_EQ(t.user,
+              "Here is a list: harbor, orange, lemon, jungle. Which word comes right after lemon?");
+    EXPECT_EQ(t.expected_content, "jungle");
+  }
+  {
+    SplitMix64 rng(2);
+    const ToolProblem p = make_tool_problem(rng);
+    EXPECT_EQ(tool_user_message(p), "What is the weather in Tokyo?");
+    EXPECT_EQ(tool_result(p), R"({"city": "Tokyo", "temperature": -1, "condition": "cloudy"})");
+  }
+  {
+    SplitMix64 rng(2);
+    const NeedleDocument doc = make_random_needle_document(rng);
+    const ChatTask t = needle_task(doc, rng.below(doc.needles.size()));
+    EXPECT_EQ(t.user.substr(0, 120),
+              "The secret code for eagle is 2862. Sings tall under small quiet moves sky wind. "
+              "Wind tall small road soft. Stands wind q");
+    EXPECT_EQ(t.user.size(), 1439u);
+    EXPECT_EQ(t.expected_content, "4219");
+  }
 }
 
 }  // namespace
