@@ -26,17 +26,17 @@ void Engine::Impl::fill_totals(const ActiveRequest& r, EngineEvent& event) const
 void Engine::Impl::finish(ActiveRequest& r, EngineEvent event, std::string_view reason) {
   if (r.done) return;
   r.done = true;
-  // Blocks go back before the consumer hears of the finish, so what it reads next (e.g. the
-  // metrics) already shows them free.
+  // Blocks and metrics are updated before the consumer hears of the finish, so what it reads
+  // next already shows them.
   scheduler.remove(&r);
-  metrics.set_kv_blocks(blocks.num_used(), blocks.num_blocks());
+  update_gauges();
+  // vLLM's finished_reason labels: a timeout is an abort by the server.
+  metrics.record_finish(reason == "timeout" ? "abort" : reason);
+  metrics.observe_e2e_latency(seconds_between(r.arrival, EngineClock::now()));
   event.finished = true;
   event.finish_reason = std::string(reason);
   fill_totals(r, event);
   r.stream->push(std::move(event));
-  // vLLM's finished_reason labels: a timeout is an abort by the server.
-  metrics.record_finish(reason == "timeout" ? "abort" : reason);
-  metrics.observe_e2e_latency(seconds_between(r.arrival, EngineClock::now()));
 }
 
 void Engine::Impl::erase_done() {

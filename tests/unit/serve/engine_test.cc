@@ -1,0 +1,434 @@
+// The serving engine on real tiny M2 / M3 checkpoints: concurrent requests give exactly the
+// tokens of the same requests run one at a time through the runtime Generator (also under
+// preemption and with prefix-cache hits), cancellation frees blocks, timeouts, the queue bound,
+// request validation, forced tokens and prompt logprobs against a full forward.
+#include "serve/engine.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "checkpoint/tiny_checkpoint.h"
+#include "checkpoint/tiny_config.h"
+#include "runtime/model_session.h"
+#include "text/bpe_trainer.h"
+
+namespace minimax {
+namespace {
+namespace fs = std::filesystem;
+
+// ---- Fixture: one tiny checkpoint and tokenizer per architecture, built once per process ----
+
+struct TinyModel {
+  std::unique_ptr<Model> model;
+  std::unique_ptr<BpeTokenizer> tokenizer;
+};
+
+TinyModel& tiny(Arch arch) {
+  static std::mutex mutex;
+  static std::map<Arch, TinyModel> built;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (auto it = built.find(arch); it != built.end()) return it->second;
+  const std::string dir = ::testing::TempDir() + "minimax_engine_test_" +
+                          std::to_string(::getpid()) + (arch == Arch::kM2 ? "_m2" : "_m3");
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::vector<std::string> corpus = {
+      "The quick brown fox jumps over the lazy dog. What is 12 + 35? The answer is 47.",
+      "You are a helpful assistant. Let me think step by step about the question."};
+  TinyModel tiny_model;
+  tiny_model.tokenizer = std::make_unique<BpeTokenizer>(BpeTokenizer::from_json(
+      train_byte_level_bpe(corpus, 320, minimax_special_tokens()), "engine test tokenizer"));
+  const int vocab = (tiny_model.tokenizer->vocab_size() + 63) / 64 * 64;
+  write_tiny_weights(parse_model_config(tiny_config_json(arch, vocab), "tiny config"), dir, 11);
+  ModelOptions options;
+  options.threads = 1;
+  tiny_model.model = Model::load(dir, options);
+  fs::remove_all(dir);  // the weights are read at load
+  return built.emplace(arch, std::move(tiny_model)).first->second;
+}
+
+// A prompt of `n` ids in [0, 256) (byte tokens: no special ids), different for each `salt`.
+std::vector<int32_t> prompt_ids(int n, int salt) {
+  std::vector<int32_t> ids(n);
+  for (int i = 0; i < n; ++i) ids[i] = (i * 37 + salt * 101 + 11) % 256;
+  return ids;
+}
+
+EngineRequest greedy_request(std::vector<int32_t> prompt, int64_t max_tokens) {
+  EngineRequest request;
+  request.prompt = std::move(prompt);
+  request.sampling.temperature = 0.0f;
+  request.stop.max_tokens = max_tokens;
+  return request;
+}
+
+// Everything a stream delivered.
+struct Collected {
+  std::vector<int32_t> tokens;
+  std::string text;
+  std::string finish_reason, stop_string, error;
+  std::vector<std::optional<PromptLogprob>> prompt_logprobs;
+  std::vector<SampleLogprobs> logprobs;
+  int64_t prompt_tokens = 0, cached_prompt_tokens = 0, completion_tokens = 0;
+  int events = 0;
+};
+
+Collected collect(RequestStream& stream) {
+  Collected out;
+  EngineEvent event;
+  while (stream.wait(event, std::chrono::seconds(120))) {
+    ++out.events;
+    if (!event.prompt_logprobs.empty()) {
+      EXPECT_TRUE(out.prompt_logprobs.empty()) << "prompt logprobs sent twice";
+      EXPECT_TRUE(out.tokens.empty()) << "prompt logprobs after a token";
+      out.prompt_logprobs = event.prompt_logprobs;
+    }
+    for (const TokenOutput& token : event.tokens) {
+      out.tokens.push_back(token.token);
+      out.text += token.text;
+      if (token.has_logprobs) out.logprobs.push_back(token.logprobs);
+    }
+    out.prompt_tokens = event.prompt_tokens;
+    out.cached_prompt_tokens = event.cached_prompt_tokens;
+    out.completion_tokens = event.completion_tokens;
+    if (event.finished) {
+      out.finish_reason = event.finish_reason;
+      out.stop_string = event.stop_string;
+      out.error = event.error;
+      EXPECT_FALSE(stream.wait(event, std::chrono::milliseconds(0)));
+      return out;
+    }
+  }
+  ADD_FAILURE() << "the stream did not finish";
+  return out;
+}
+
+// The same request run alone through the runtime's generation loop on a contiguous cache.
+GenerationResult run_alone(TinyModel& tiny_model, const EngineRequest& request) {
+  ModelSession session(*tiny_model.model, 512);
+  Generator generator(session, *tiny_model.tokenizer);
+  return generator.generate(request.prompt, request.sampling, request.stop, {}, request.logprobs);
+}
+
+void expect_same_as_alone(TinyModel& tiny_model, const EngineRequest& request, const Collected& got,
+                          const std::string& what) {
+  const GenerationResult want = run_alone(tiny_model, request);
+  EXPECT_EQ(got.tokens, want.tokens) << what;
+  EXPECT_EQ(got.text, want.text) << what;
+  EXPECT_EQ(got.finish_reason, std::string(finish_reason_name(want.finish))) << what;
+  EXPECT_EQ(got.stop_string, want.stop_string) << what;
+  EXPECT_EQ(got.completion_tokens, static_cast<int64_t>(want.tokens.size())) << what;
+}
+
+EngineOptions small_options() {
+  EngineOptions options;
+  options.max_model_len = 256;
+  options.max_num_seqs = 8;
+  options.max_batched_tokens = 48;  // long prompts are prefilled in chunks
+  options.kv_block_size = 16;
+  options.kv_cache_blocks = 128;
+  options.model_name = "tiny";
+  return options;
+}
+
+// Eight requests of different lengths, greedy but for one seeded sample, some with stop
+// strings, all submitted while the loop is paused so they meet in the same steps.
+std::vector<EngineRequest> mixed_requests(int count) {
+  std::vector<EngineRequest> requests;
+  for (int i = 0; i < count; ++i) {
+    EngineRequest request = greedy_request(prompt_ids(5 + 23 * i % 97, i), 6 + 5 * (i % 4));
+    if (i == 3) {
+      request.sampling.temperature = 0.9f;
+      request.sampling.seed = 1234;
+    }
+    if (i % 3 == 1) request.stop.stop_strings = {"e", "th"};
+    if (i == 5) request.logprobs = true, request.sampling.top_logprobs = 3;
+    requests.push_back(std::move(request));
+  }
+  return requests;
+}
+
+class EngineTest : public ::testing::TestWithParam<Arch> {};
+
+TEST_P(EngineTest, ConcurrentRequestsGiveTheTokensOfSequentialRuns) {
+  TinyModel& t = tiny(GetParam());
+  Engine engine(*t.model, *t.tokenizer, small_options());
+  const std::vector<EngineRequest> requests = mixed_requests(8);
+  engine.pause();
+  std::vector<std::shared_ptr<RequestStream>> streams;
+  for (const EngineRequest& request : requests) streams.push_back(engine.submit(request));
+  engine.resume();
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const Collected got = collect(*streams[i]);
+    EXPECT_EQ(got.prompt_tokens, static_cast<int64_t>(requests[i].prompt.size()));
+    expect_same_as_alone(t, requests[i], got, "request " + std::to_string(i));
+    if (requests[i].logprobs) {
+      EXPECT_EQ(got.logprobs.size(), got.tokens.size());
+    }
+  }
+  const ServeMetrics::Snapshot metrics = engine.metrics().snapshot();
+  EXPECT_EQ(metrics.kv_blocks_used, 0);
+  EXPECT_EQ(metrics.running, 0);
+  EXPECT_EQ(metrics.finished.at("stop") + metrics.finished.at("length"), 8);
+  EXPECT_EQ(metrics.ttft_count, 8u);
+}
+
+TEST_P(EngineTest, PreemptionKeepsTheTokens) {
+  TinyModel& t = tiny(GetParam());
+  EngineOptions options = small_options();
+  options.max_model_len = 96;
+  options.kv_cache_blocks = 8;  // 128 slots for six requests that grow to 50..80 tokens
+  options.prefix_caching = false;
+  Engine engine(*t.model, *t.tokenizer, options);
+  std::vector<EngineRequest> requests;
+  for (int i = 0; i < 6; ++i) requests.push_back(greedy_request(prompt_ids(20 + 7 * i, i), 30));
+  engine.pause();
+  std::vector<std::shared_ptr<RequestStream>> streams;
+  for (const EngineRequest& request : requests) streams.push_back(engine.submit(request));
+  engine.resume();
+  for (size_t i = 0; i < requests.size(); ++i)
+    expect_same_as_alone(t, requests[i], collect(*streams[i]), "request " + std::to_string(i));
+  const ServeMetrics::Snapshot metrics = engine.metrics().snapshot();
+  EXPECT_GT(metrics.preemptions, 0);
+  EXPECT_EQ(metrics.kv_blocks_used, 0);
+}
+
+TEST_P(EngineTest, PrefixCacheHitIsCountedAndGivesTheSameOutput) {
+  TinyModel& t = tiny(GetParam());
+  Engine engine(*t.model, *t.tokenizer, small_options());
+  const EngineRequest first = greedy_request(prompt_ids(70, 9), 12);
+  const Collected a = collect(*engine.submit(first));
+  EXPECT_EQ(a.cached_prompt_tokens, 0);
+  // The same 70-token prompt: 4 full blocks (64 tokens) are reused, the rest is computed.
+  const Collected b = collect(*engine.submit(first));
+  EXPECT_EQ(b.cached_prompt_tokens, 64);
+  EXPECT_EQ(b.tokens, a.tokens);
+  EXPECT_EQ(b.text, a.text);
+  expect_same_as_alone(t, first, b, "cached");
+  // A prompt sharing its first 40 tokens reuses 2 blocks.
+  EngineRequest third = first;
+  for (size_t i = 40; i < third.prompt.size(); ++i) third.prompt[i] = (third.prompt[i] + 1) % 256;
+  const Collected c = collect(*engine.submit(third));
+  EXPECT_EQ(c.cached_prompt_tokens, 32);
+  expect_same_as_alone(t, third, c, "partly cached");
+  const ServeMetrics::Snapshot metrics = engine.metrics().snapshot();
+  EXPECT_EQ(metrics.prefix_cache_queries, 3 * 70);
+  EXPECT_EQ(metrics.prefix_cache_hits, 64 + 32);
+  EXPECT_EQ(metrics.kv_blocks_used, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Arch, EngineTest, ::testing::Values(Arch::kM2, Arch::kM3),
+                         [](const ::testing::TestParamInfo<Arch>& info) {
+                           return std::string(arch_name(info.param));
+                         });
+
+TEST(Engine, CancelFreesTheBlocks) {
+  TinyModel& t = tiny(Arch::kM2);
+  Engine engine(*t.model, *t.tokenizer, small_options());
+  std::shared_ptr<RequestStream> stream = engine.submit(greedy_request(prompt_ids(40, 1), 200));
+  EngineEvent event;
+  ASSERT_TRUE(stream->wait(event, std::chrono::seconds(60)));
+  EXPECT_FALSE(event.tokens.empty());
+  engine.pause();  // no step runs until resume(): the request is mid-generation
+  ASSERT_FALSE(stream->finished());
+  EXPECT_GT(engine.metrics().snapshot().kv_blocks_used, 0);
+  stream->cancel();
+  stream->cancel();  // idempotent
+  engine.resume();
+  bool finished = event.finished;
+  while (!finished && stream->wait(event, std::chrono::seconds(60))) finished = event.finished;
+  ASSERT_TRUE(finished);
+  EXPECT_EQ(event.finish_reason, "abort");
+  EXPECT_LT(event.completion_tokens, 200);
+  const ServeMetrics::Snapshot metrics = engine.metrics().snapshot();
+  EXPECT_EQ(metrics.kv_blocks_used, 0);
+  EXPECT_EQ(metrics.finished.at("abort"), 1);
+  EXPECT_NE(
+      engine.metrics().render_prometheus().find("minimax:kv_blocks_used{model_name=\"tiny\"} 0.0"),
+      std::string::npos);
+}
+
+TEST(Engine, CancelWhileWaitingAndOnShutdown) {
+  TinyModel& t = tiny(Arch::kM2);
+  std::shared_ptr<RequestStream> kept;
+  {
+    Engine engine(*t.model, *t.tokenizer, small_options());
+    engine.pause();
+    std::shared_ptr<RequestStream> cancelled = engine.submit(greedy_request(prompt_ids(8, 2), 5));
+    kept = engine.submit(greedy_request(prompt_ids(8, 3), 5));
+    cancelled->cancel();
+    engine.resume();
+    const Collected got = collect(*cancelled);
+    EXPECT_EQ(got.finish_reason, "abort");
+    EXPECT_TRUE(got.tokens.empty());
+    engine.pause();
+    (void)engine.submit(greedy_request(prompt_ids(8, 4), 5));
+  }  // destroyed with a request still queued
+  EngineEvent event;
+  bool finished = false;
+  while (!finished && kept->wait(event, std::chrono::seconds(1))) finished = event.finished;
+  EXPECT_TRUE(finished);
+  kept->cancel();  // after the engine is gone: harmless
+}
+
+TEST(Engine, TimeoutFinishesTheRequest) {
+  TinyModel& t = tiny(Arch::kM2);
+  Engine engine(*t.model, *t.tokenizer, small_options());
+  engine.pause();
+  EngineRequest request = greedy_request(prompt_ids(10, 5), 50);
+  request.timeout_seconds = 0.001;
+  std::shared_ptr<RequestStream> stream = engine.submit(request);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // past the deadline
+  engine.resume();
+  const Collected got = collect(*stream);
+  EXPECT_EQ(got.finish_reason, "timeout");
+  EXPECT_TRUE(got.tokens.empty());
+  EXPECT_EQ(engine.metrics().snapshot().kv_blocks_used, 0);
+}
+
+TEST(Engine, FullQueueThrowsEngineBusy) {
+  TinyModel& t = tiny(Arch::kM2);
+  EngineOptions options = small_options();
+  options.max_waiting = 2;
+  Engine engine(*t.model, *t.tokenizer, options);
+  engine.pause();
+  auto a = engine.submit(greedy_request(prompt_ids(8, 1), 3));
+  auto b = engine.submit(greedy_request(prompt_ids(8, 2), 3));
+  EXPECT_THROW(engine.submit(greedy_request(prompt_ids(8, 3), 3)), EngineBusy);
+  engine.resume();
+  EXPECT_EQ(collect(*a).tokens.size(), 3u);
+  EXPECT_EQ(collect(*b).tokens.size(), 3u);
+  // Room again once they ran.
+  EXPECT_EQ(collect(*engine.submit(greedy_request(prompt_ids(8, 3), 3))).tokens.size(), 3u);
+}
+
+void expect_error_naming(Engine& engine, const EngineRequest& request, const std::string& name) {
+  try {
+    engine.submit(request);
+    ADD_FAILURE() << "no error for " << name;
+  } catch (const EngineBusy&) {
+    ADD_FAILURE() << "EngineBusy for " << name;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(name), std::string::npos) << e.what();
+  }
+}
+
+TEST(Engine, ValidatesRequests) {
+  TinyModel& t = tiny(Arch::kM2);
+  Engine engine(*t.model, *t.tokenizer, small_options());  // max_model_len 256
+  expect_error_naming(engine, greedy_request({}, 5), "prompt");
+  expect_error_naming(engine, greedy_request(prompt_ids(256, 1), 1), "prompt");
+  expect_error_naming(engine, greedy_request({1, 2, 1 << 20}, 5), "prompt");
+  expect_error_naming(engine, greedy_request(prompt_ids(200, 1), 57), "max_tokens");
+  expect_error_naming(engine, greedy_request(prompt_ids(10, 1), 0), "max_tokens");
+  EngineRequest bad_top_p = greedy_request(prompt_ids(10, 1), 5);
+  bad_top_p.sampling.top_p = 2.0f;
+  expect_error_naming(engine, bad_top_p, "top_p");
+  EngineRequest bad_stop = greedy_request(prompt_ids(10, 1), 5);
+  bad_stop.stop.stop_strings = {""};
+  expect_error_naming(engine, bad_stop, "stop");
+  // The largest request that fits is accepted.
+  EXPECT_EQ(collect(*engine.submit(greedy_request(prompt_ids(200, 1), 56))).completion_tokens > 0,
+            true);
+}
+
+TEST(Engine, OptionsAreResolvedAndAPoolTooSmallIsRefused) {
+  TinyModel& t = tiny(Arch::kM2);
+  EngineOptions options = small_options();
+  options.kv_cache_blocks = 4;  // 64 tokens < max_model_len 256
+  EXPECT_THROW(Engine(*t.model, *t.tokenizer, options), Error);
+  options.max_model_len = 0;  // the model's, clipped to the pool
+  Engine engine(*t.model, *t.tokenizer, options);
+  EXPECT_EQ(engine.options().max_model_len, 64);
+  EXPECT_EQ(engine.options().kv_cache_blocks, 4);
+  EXPECT_EQ(engine.metrics().snapshot().kv_blocks_total, 4);
+}
+
+TEST(Engine, ForcedTokensFollowTheTrigger) {
+  TinyModel& t = tiny(Arch::kM2);
+  Engine engine(*t.model, *t.tokenizer, small_options());
+  const EngineRequest plain = greedy_request(prompt_ids(12, 6), 12);
+  const Collected free_run = collect(*engine.submit(plain));
+  ASSERT_GE(free_run.tokens.size(), 4u);
+  const std::vector<int32_t> forced = {65, 66, 67};  // "ABC"
+
+  // From the first token.
+  EngineRequest from_start = plain;
+  from_start.forced = ForcedTokens{-1, forced};
+  from_start.logprobs = true;
+  const Collected a = collect(*engine.submit(from_start));
+  ASSERT_GE(a.tokens.size(), 3u);
+  EXPECT_EQ(std::vector<int32_t>(a.tokens.begin(), a.tokens.begin() + 3), forced);
+  EXPECT_EQ(a.text.substr(0, 3), "ABC");
+  ASSERT_EQ(a.logprobs.size(), a.tokens.size());
+  EXPECT_EQ(a.logprobs[0].chosen.token, 65);
+  EXPECT_LE(a.logprobs[0].chosen.logprob, 0.0f);
+  // Afterwards generation continues from the forced tokens, as a prompt ending in them would.
+  EngineRequest continued = plain;
+  continued.prompt.insert(continued.prompt.end(), forced.begin(), forced.end());
+  continued.stop.max_tokens = plain.stop.max_tokens - 3;
+  const GenerationResult rest = run_alone(t, continued);
+  EXPECT_EQ(std::vector<int32_t>(a.tokens.begin() + 3, a.tokens.end()), rest.tokens);
+
+  // After a trigger: the free run's second token triggers the forcing.
+  const int32_t trigger = free_run.tokens[1];
+  if (free_run.tokens[0] != trigger) {
+    EngineRequest triggered = plain;
+    triggered.forced = ForcedTokens{trigger, forced};
+    const Collected b = collect(*engine.submit(triggered));
+    ASSERT_GE(b.tokens.size(), 5u);
+    EXPECT_EQ(b.tokens[0], free_run.tokens[0]);
+    EXPECT_EQ(b.tokens[1], trigger);
+    EXPECT_EQ(std::vector<int32_t>(b.tokens.begin() + 2, b.tokens.begin() + 5), forced);
+  }
+}
+
+TEST(Engine, PromptLogprobsMatchAFullForward) {
+  TinyModel& t = tiny(Arch::kM2);
+  EngineOptions options = small_options();
+  options.max_batched_tokens = 16;  // the prompt runs in several chunks
+  Engine engine(*t.model, *t.tokenizer, options);
+  const std::vector<int32_t> prompt = prompt_ids(45, 8);
+  // The prompt is cached first: a request with prompt logprobs must not read the cache.
+  (void)collect(*engine.submit(greedy_request(prompt, 2)));
+  EngineRequest request = greedy_request(prompt, 3);
+  request.prompt_logprobs = 2;
+  const Collected got = collect(*engine.submit(request));
+  EXPECT_EQ(got.cached_prompt_tokens, 0);
+  ASSERT_EQ(got.prompt_logprobs.size(), prompt.size());
+  EXPECT_FALSE(got.prompt_logprobs[0].has_value());
+
+  KvCache cache = t.model->new_cache(64);
+  std::vector<int32_t> positions(prompt.size());
+  for (size_t i = 0; i < prompt.size(); ++i) positions[i] = static_cast<int32_t>(i);
+  const std::vector<float> logits =
+      t.model->forward(prompt, positions, cache, LogitsFor::kAllTokens);
+  const size_t vocab = t.model->config().vocab_size;
+  for (size_t i = 1; i < prompt.size(); ++i) {
+    ASSERT_TRUE(got.prompt_logprobs[i].has_value()) << i;
+    const PromptLogprob& p = *got.prompt_logprobs[i];
+    const std::span<const float> row(logits.data() + (i - 1) * vocab, vocab);
+    const SampleLogprobs want = compute_logprobs(row, prompt[i], 2);
+    EXPECT_EQ(p.token, prompt[i]);
+    EXPECT_NEAR(p.logprob, want.chosen.logprob, 1e-4f) << i;
+    int rank = 1;
+    for (float l : row) rank += l > row[prompt[i]] ? 1 : 0;
+    EXPECT_EQ(p.rank, rank) << i;
+    ASSERT_EQ(p.top.size(), 2u);
+    for (size_t k = 0; k < 2; ++k) {
+      EXPECT_EQ(p.top[k].token, want.top[k].token) << i;
+      EXPECT_NEAR(p.top[k].logprob, want.top[k].logprob, 1e-4f) << i;
+    }
+  }
+  // The generated tokens are unaffected.
+  expect_same_as_alone(t, request, got, "with prompt logprobs");
+}
+
+}  // namespace
+}  // namespace minimax
