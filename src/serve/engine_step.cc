@@ -84,6 +84,7 @@ void Engine::Impl::emit_token(ActiveRequest& r, std::span<float> logits, EngineE
     if (request.prompt_logprobs >= 0) {
       event.prompt_logprobs = std::move(r.prompt_logprobs);
       r.prompt_logprobs_sent = true;
+      r.read_prefix_cache = true;  // a recomputation after a preemption needs no logprobs
     }
   } else {
     metrics.observe_inter_token_latency(seconds_between(r.last_token, now));

@@ -73,6 +73,7 @@ struct Collected {
   std::vector<int32_t> tokens;
   std::string text;
   std::string finish_reason, stop_string, error;
+  int32_t stop_token = -1;
   std::vector<std::optional<PromptLogprob>> prompt_logprobs;
   std::vector<SampleLogprobs> logprobs;
   int64_t prompt_tokens = 0, cached_prompt_tokens = 0, completion_tokens = 0;
@@ -100,6 +101,7 @@ Collected collect(RequestStream& stream) {
     if (event.finished) {
       out.finish_reason = event.finish_reason;
       out.stop_string = event.stop_string;
+      out.stop_token = event.stop_token;
       out.error = event.error;
       EXPECT_FALSE(stream.wait(event, std::chrono::milliseconds(0)));
       return out;
@@ -123,6 +125,7 @@ void expect_same_as_alone(TinyModel& tiny_model, const EngineRequest& request, c
   EXPECT_EQ(got.text, want.text) << what;
   EXPECT_EQ(got.finish_reason, std::string(finish_reason_name(want.finish))) << what;
   EXPECT_EQ(got.stop_string, want.stop_string) << what;
+  EXPECT_EQ(got.stop_token, want.stop_token) << what;
   EXPECT_EQ(got.completion_tokens, static_cast<int64_t>(want.tokens.size())) << what;
 }
 
@@ -387,6 +390,40 @@ TEST(Engine, ForcedTokensFollowTheTrigger) {
     EXPECT_EQ(b.tokens[1], trigger);
     EXPECT_EQ(std::vector<int32_t>(b.tokens.begin() + 2, b.tokens.begin() + 5), forced);
   }
+}
+
+TEST(Engine, StopTokensAndStopStringsAsTheGeneratorAppliesThem) {
+  TinyModel& t = tiny(Arch::kM2);
+  Engine engine(*t.model, *t.tokenizer, small_options());
+  const EngineRequest plain = greedy_request(prompt_ids(30, 7), 16);
+  const Collected free_run = collect(*engine.submit(plain));
+  ASSERT_EQ(free_run.tokens.size(), 16u);
+  ASSERT_GE(free_run.text.size(), 6u);
+
+  EngineRequest with_stop_token = plain;
+  with_stop_token.stop.stop_token_ids = {free_run.tokens[5]};
+  const Collected a = collect(*engine.submit(with_stop_token));
+  EXPECT_EQ(a.finish_reason, "stop");
+  EXPECT_EQ(a.stop_token, free_run.tokens[5]);
+  EXPECT_LE(a.tokens.size(), 6u);
+  expect_same_as_alone(t, with_stop_token, a, "stop token");
+
+  // Two ASCII characters from the middle of the text (the tiny model's text is mostly bytes
+  // that are not whole characters).
+  size_t at = 2;
+  while (at + 2 <= free_run.text.size() &&
+         !(static_cast<unsigned char>(free_run.text[at]) < 0x80 &&
+           static_cast<unsigned char>(free_run.text[at + 1]) < 0x80))
+    ++at;
+  ASSERT_LE(at + 2, free_run.text.size()) << free_run.text;
+  EngineRequest with_stop_string = plain;
+  with_stop_string.stop.stop_strings = {free_run.text.substr(at, 2)};
+  const Collected b = collect(*engine.submit(with_stop_string));
+  EXPECT_EQ(b.finish_reason, "stop");
+  EXPECT_EQ(b.stop_string, with_stop_string.stop.stop_strings[0]);
+  EXPECT_EQ(b.text.find(b.stop_string), std::string::npos);
+  EXPECT_LE(b.text.size(), at);
+  expect_same_as_alone(t, with_stop_string, b, "stop string");
 }
 
 TEST(Engine, PromptLogprobsMatchAFullForward) {
