@@ -1,6 +1,7 @@
 // Reading prompt_logprobs into per-position facts and tallying agreement and loss.
 #include "gates/agreement.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <string>
@@ -60,6 +61,7 @@ std::vector<PromptPosition> read_prompt_positions(const json& prompt_logprobs,
       if (c.rank == 1) top = &c;
     if (top == nullptr) fail("{}: prompt_logprobs[{}] has no rank-1 entry", source, i);
     position.top_id = top->id;
+    position.top_logprob = top->logprob;
     const Candidate* actual = nullptr;
     if (prompt_token_ids != nullptr) {
       const json& id = (*prompt_token_ids)[i];
@@ -101,7 +103,12 @@ void AgreementTally::add(const std::vector<PromptPosition>& a, const std::vector
       fail("{}: the servers tokenized the text differently (token {} vs {} at position {})", source,
            a[i].actual_id, b[i].actual_id, i + 1);
     ++positions_;
-    if (a[i].top_id == b[i].top_id) ++same_top_;
+    const bool same = a[i].top_id == b[i].top_id;
+    if (same) ++same_top_;
+    if (std::max(a[i].top_logprob, b[i].top_logprob) >= std::log(kDecidedProbability)) {
+      ++decided_;
+      if (same) ++decided_same_top_;
+    }
     loss_a_ -= a[i].actual_logprob;
     loss_b_ -= b[i].actual_logprob;
   }
@@ -109,6 +116,11 @@ void AgreementTally::add(const std::vector<PromptPosition>& a, const std::vector
 
 double AgreementTally::agreement() const {
   return positions_ == 0 ? 0.0 : static_cast<double>(same_top_) / static_cast<double>(positions_);
+}
+
+double AgreementTally::decided_agreement() const {
+  return decided_ == 0 ? 0.0
+                       : static_cast<double>(decided_same_top_) / static_cast<double>(decided_);
 }
 
 double AgreementTally::mean_loss_a() const {

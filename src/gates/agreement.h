@@ -14,6 +14,7 @@ struct PromptPosition {
   int64_t actual_id = -1;       // the prompt token at this position
   double actual_logprob = 0.0;  // its logprob given the tokens before it
   int64_t top_id = -1;          // the server's rank-1 token here
+  double top_logprob = 0.0;     // and its logprob
 };
 
 // Reads positions 1.. of a prompt_logprobs list requested with k >= 1 (position 0 is null).
@@ -24,6 +25,12 @@ std::vector<PromptPosition> read_prompt_positions(const nlohmann::json& prompt_l
                                                   const nlohmann::json* prompt_token_ids,
                                                   std::string_view source);
 
+// Agreement is also counted over "decided" positions: those where either server puts at least
+// this probability on its first token. Elsewhere the next token is random by construction (filler
+// words, digits, keys of the synthetic tasks), the distribution is nearly flat, and which of the
+// near-equal tokens ranks first is noise; the loss still covers those positions.
+inline constexpr double kDecidedProbability = 0.5;
+
 class AgreementTally {
  public:
   // Adds one text's positions from both servers; throws Error naming `source` when the two
@@ -33,14 +40,19 @@ class AgreementTally {
 
   size_t positions() const { return positions_; }
   size_t same_top() const { return same_top_; }
-  double agreement() const;    // same_top / positions (0 when empty)
-  double mean_loss_a() const;  // nats per position
+  double agreement() const;  // same_top / positions (0 when empty)
+  size_t decided_positions() const { return decided_; }
+  size_t decided_same_top() const { return decided_same_top_; }
+  double decided_agreement() const;  // decided_same_top / decided_positions (0 when empty)
+  double mean_loss_a() const;        // nats per position
   double mean_loss_b() const;
   double loss_delta() const;  // |mean_loss_a - mean_loss_b|
 
  private:
   size_t positions_ = 0;
   size_t same_top_ = 0;
+  size_t decided_ = 0;
+  size_t decided_same_top_ = 0;
   double loss_a_ = 0.0;
   double loss_b_ = 0.0;
 };

@@ -103,11 +103,12 @@ std::vector<GateResult> compare_gates(const OpenAiClient& server, const OpenAiCl
       agreement.details.push_back(fmt::format("{}: {}", source, e.what()));
     }
   }
-  const bool measured = complete && tally.positions() > 0;
-  agreement.measured = fmt::format("{:.4f} ({}/{} positions)", tally.agreement(), tally.same_top(),
-                                   tally.positions());
-  agreement.threshold = fmt::format(">= {}", thresholds.agreement_min);
-  agreement.passed = measured && tally.agreement() >= thresholds.agreement_min;
+  const bool measured = complete && tally.decided_positions() > 0;
+  agreement.measured = fmt::format("{:.4f} ({}/{} decided positions; all {}: {:.4f})",
+                                   tally.decided_agreement(), tally.decided_same_top(),
+                                   tally.decided_positions(), tally.positions(), tally.agreement());
+  agreement.threshold = fmt::format(">= {} on decided", thresholds.agreement_min);
+  agreement.passed = measured && tally.decided_agreement() >= thresholds.agreement_min;
   loss.measured = fmt::format("{:.4f} ({:.4f} vs {:.4f} nats)", tally.loss_delta(),
                               tally.mean_loss_a(), tally.mean_loss_b());
   loss.threshold = fmt::format("<= {} nats", thresholds.loss_delta_max);

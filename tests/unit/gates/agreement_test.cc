@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "base/error.h"
 
 namespace minimax::gates {
@@ -27,6 +29,7 @@ TEST(PromptPositions, ActualTokenIsTheRankOneWhenAloneAndTheOtherWhenNot) {
   EXPECT_DOUBLE_EQ(positions[0].actual_logprob, -0.5);
   EXPECT_EQ(positions[1].actual_id, 9);
   EXPECT_EQ(positions[1].top_id, 3);
+  EXPECT_DOUBLE_EQ(positions[1].top_logprob, -0.2);
   EXPECT_DOUBLE_EQ(positions[1].actual_logprob, -2.0);
 }
 
@@ -87,6 +90,22 @@ TEST(AgreementTally, DifferentTokenizationIsAnError) {
   EXPECT_THROW(tally.add({{1, -1.0, 1}}, {}, "t"), Error);
   EXPECT_EQ(tally.positions(), 0u);
   EXPECT_EQ(tally.agreement(), 0.0);
+}
+
+TEST(AgreementTally, DecidedPositionsAreThoseEitherServerIsSureOf) {
+  // Position 1: both flat (top prob 0.2 and 0.3): a disagreement there is noise, not counted.
+  // Position 2: only b is sure (0.9) and they disagree: counted. Position 3: both sure, agree.
+  const std::vector<PromptPosition> a = {
+      {1, -1.6, 1, std::log(0.2)}, {2, -0.1, 2, std::log(0.45)}, {3, -0.1, 3, std::log(0.9)}};
+  const std::vector<PromptPosition> b = {
+      {1, -1.7, 9, std::log(0.3)}, {2, -2.0, 8, std::log(0.9)}, {3, -0.1, 3, std::log(0.95)}};
+  AgreementTally tally;
+  tally.add(a, b, "text");
+  EXPECT_EQ(tally.positions(), 3u);
+  EXPECT_EQ(tally.same_top(), 1u);
+  EXPECT_EQ(tally.decided_positions(), 2u);
+  EXPECT_EQ(tally.decided_same_top(), 1u);
+  EXPECT_DOUBLE_EQ(tally.decided_agreement(), 0.5);
 }
 
 }  // namespace
