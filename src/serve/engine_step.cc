@@ -178,17 +178,24 @@ bool Engine::Impl::step() {
     const ScheduledChunk& chunk = plan.chunks[i];
     ActiveRequest& r = as_request(chunk.seq);
     const size_t rows = batch[i].which == LogitsFor::kAllTokens ? chunk.count : 1;
-    if (batch[i].which == LogitsFor::kAllTokens) {
-      for (int64_t t = 0; t < chunk.count; ++t) {
-        const int64_t predicted = chunk.begin + t + 1;
-        if (predicted < r.prompt_len)
-          record_prompt_logprobs(r, predicted,
-                                 std::span<const float>(logits.data() + (row + t) * vocab, vocab));
+    // A failure here (e.g. a row of NaN logits) ends this request only.
+    try {
+      if (batch[i].which == LogitsFor::kAllTokens) {
+        for (int64_t t = 0; t < chunk.count; ++t) {
+          const int64_t predicted = chunk.begin + t + 1;
+          if (predicted < r.prompt_len)
+            record_prompt_logprobs(
+                r, predicted, std::span<const float>(logits.data() + (row + t) * vocab, vocab));
+        }
       }
-    }
-    if (chunk.samples()) {
+      if (chunk.samples()) {
+        EngineEvent event;
+        emit_token(r, std::span<float>(logits.data() + (row + rows - 1) * vocab, vocab), event);
+      }
+    } catch (const Error& e) {
       EngineEvent event;
-      emit_token(r, std::span<float>(logits.data() + (row + rows - 1) * vocab, vocab), event);
+      event.error = e.what();
+      finish(r, std::move(event), "error");
     }
     row += rows;
   }

@@ -80,29 +80,35 @@ struct Collected {
   int events = 0;
 };
 
-Collected collect(RequestStream& stream) {
-  Collected out;
+// Folds one event into `out`; true when it was the finish.
+bool absorb(Collected& out, const EngineEvent& event) {
+  ++out.events;
+  if (!event.prompt_logprobs.empty()) {
+    EXPECT_TRUE(out.prompt_logprobs.empty()) << "prompt logprobs sent twice";
+    EXPECT_TRUE(out.tokens.empty()) << "prompt logprobs after a token";
+    out.prompt_logprobs = event.prompt_logprobs;
+  }
+  for (const TokenOutput& token : event.tokens) {
+    out.tokens.push_back(token.token);
+    out.text += token.text;
+    if (token.has_logprobs) out.logprobs.push_back(token.logprobs);
+  }
+  out.prompt_tokens = event.prompt_tokens;
+  out.cached_prompt_tokens = event.cached_prompt_tokens;
+  out.completion_tokens = event.completion_tokens;
+  if (!event.finished) return false;
+  out.finish_reason = event.finish_reason;
+  out.stop_string = event.stop_string;
+  out.stop_token = event.stop_token;
+  out.error = event.error;
+  return true;
+}
+
+// Reads the stream to its finish; `out` may hold what was read from it before.
+Collected collect(RequestStream& stream, Collected out = {}) {
   EngineEvent event;
   while (stream.wait(event, std::chrono::seconds(120))) {
-    ++out.events;
-    if (!event.prompt_logprobs.empty()) {
-      EXPECT_TRUE(out.prompt_logprobs.empty()) << "prompt logprobs sent twice";
-      EXPECT_TRUE(out.tokens.empty()) << "prompt logprobs after a token";
-      out.prompt_logprobs = event.prompt_logprobs;
-    }
-    for (const TokenOutput& token : event.tokens) {
-      out.tokens.push_back(token.token);
-      out.text += token.text;
-      if (token.has_logprobs) out.logprobs.push_back(token.logprobs);
-    }
-    out.prompt_tokens = event.prompt_tokens;
-    out.cached_prompt_tokens = event.cached_prompt_tokens;
-    out.completion_tokens = event.completion_tokens;
-    if (event.finished) {
-      out.finish_reason = event.finish_reason;
-      out.stop_string = event.stop_string;
-      out.stop_token = event.stop_token;
-      out.error = event.error;
+    if (absorb(out, event)) {
       EXPECT_FALSE(stream.wait(event, std::chrono::milliseconds(0)));
       return out;
     }
@@ -180,6 +186,26 @@ TEST_P(EngineTest, ConcurrentRequestsGiveTheTokensOfSequentialRuns) {
   EXPECT_EQ(metrics.running, 0);
   EXPECT_EQ(metrics.finished.at("stop") + metrics.finished.at("length"), 8);
   EXPECT_EQ(metrics.ttft_count, 8u);
+}
+
+TEST_P(EngineTest, RequestsJoiningWhileOthersRunGiveTheSameTokens) {
+  TinyModel& t = tiny(GetParam());
+  EngineOptions options = small_options();
+  options.max_num_seqs = 4;  // the later ones also wait for a slot
+  Engine engine(*t.model, *t.tokenizer, options);
+  const std::vector<EngineRequest> requests = mixed_requests(8);
+  std::vector<std::shared_ptr<RequestStream>> streams;
+  for (size_t i = 0; i < 4; ++i) streams.push_back(engine.submit(requests[i]));
+  EngineEvent first;
+  ASSERT_TRUE(streams[0]->wait(first, std::chrono::seconds(60)));
+  for (size_t i = 4; i < requests.size(); ++i) streams.push_back(engine.submit(requests[i]));
+  for (size_t i = 0; i < requests.size(); ++i) {
+    Collected got;
+    const bool finished = i == 0 && absorb(got, first);  // its first event was read above
+    if (!finished) got = collect(*streams[i], std::move(got));
+    expect_same_as_alone(t, requests[i], got, "request " + std::to_string(i));
+  }
+  EXPECT_EQ(engine.metrics().snapshot().kv_blocks_used, 0);
 }
 
 TEST_P(EngineTest, PreemptionKeepsTheTokens) {
