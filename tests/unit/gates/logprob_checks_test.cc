@@ -114,6 +114,19 @@ TEST(ChatLogprobs, CountAndTopSizeMismatch) {
       mentions(check_chat_logprobs(choice, chat_options()), "content[0].top_logprobs is missing"));
 }
 
+TEST(ChatLogprobs, SameTextDifferentBytesIsNotTheChosenToken) {
+  // Two byte tokens that both print as U+FFFD: only bytes tell them apart.
+  json choice = json::parse(R"({"logprobs": {"content": [
+      {"token": "\ufffd", "logprob": -0.7, "bytes": [226],
+       "top_logprobs": [{"token": "\ufffd", "logprob": -0.7, "bytes": [226]},
+                        {"token": "\ufffd", "logprob": -1.2, "bytes": [227]}]}]}})");
+  LogprobCheckOptions options;
+  options.top_logprobs = 2;
+  EXPECT_TRUE(check_chat_logprobs(choice, options).empty());
+  choice["logprobs"]["content"][0]["top_logprobs"][1]["bytes"] = {226};  // now it claims the same
+  EXPECT_TRUE(mentions(check_chat_logprobs(choice, options), "differs from its top_logprobs[1]"));
+}
+
 json good_prompt_reply() {
   return json::parse(R"({
     "object": "text_completion",
