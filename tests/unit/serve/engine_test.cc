@@ -391,15 +391,26 @@ TEST(Engine, ForcedTokensFollowTheTrigger) {
   EngineRequest from_start = plain;
   from_start.forced = ForcedTokens{-1, forced};
   from_start.logprobs = true;
+  from_start.sampling.repetition_penalty = 1.5f;  // the forced tokens count as seen
   const Collected a = collect(*engine.submit(from_start));
   ASSERT_GE(a.tokens.size(), 3u);
   EXPECT_EQ(std::vector<int32_t>(a.tokens.begin(), a.tokens.begin() + 3), forced);
   EXPECT_EQ(a.text.substr(0, 3), "ABC");
   ASSERT_EQ(a.logprobs.size(), a.tokens.size());
   EXPECT_EQ(a.logprobs[0].chosen.token, 65);
-  EXPECT_LE(a.logprobs[0].chosen.logprob, 0.0f);
-  // Afterwards generation continues from the forced tokens, as a prompt ending in them would.
-  EngineRequest continued = plain;
+  {  // the logprob of a forced token is that of the raw logits
+    KvCache cache = t.model->new_cache(64);
+    std::vector<int32_t> positions(plain.prompt.size());
+    for (size_t i = 0; i < positions.size(); ++i) positions[i] = static_cast<int32_t>(i);
+    const std::vector<float> logits = t.model->forward(plain.prompt, positions, cache);
+    EXPECT_NEAR(a.logprobs[0].chosen.logprob, compute_logprobs(logits, 65, 0).chosen.logprob,
+                1e-4f);
+  }
+  // Afterwards generation continues from the forced tokens, as a prompt ending in them would
+  // (the repetition penalty sees prompt and output tokens alike).
+  EngineRequest continued = from_start;
+  continued.forced.reset();
+  continued.logprobs = false;
   continued.prompt.insert(continued.prompt.end(), forced.begin(), forced.end());
   continued.stop.max_tokens = plain.stop.max_tokens - 3;
   const GenerationResult rest = run_alone(t, continued);
