@@ -18,8 +18,12 @@ std::string api_error_type(int status) {
       return "PermissionDeniedError";
     case 404:
       return "NotFoundError";
+    case 408:  // no client class for it; named like the others
+      return "RequestTimeoutError";
     case 409:
       return "ConflictError";
+    case 413:
+      return "PayloadTooLargeError";
     case 422:
       return "UnprocessableEntityError";
     case 429:

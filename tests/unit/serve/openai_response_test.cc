@@ -43,6 +43,8 @@ TEST(OpenAiErrorBody, ShapeAndTypes) {
   EXPECT_EQ(too_many_requests("full").type, "RateLimitError");
   EXPECT_EQ(service_unavailable("busy").status, 503);
   EXPECT_EQ(internal_error("x").type, "InternalServerError");
+  EXPECT_EQ(api_error_type(408), "RequestTimeoutError");
+  EXPECT_EQ(api_error_type(502), "InternalServerError");
 
   EXPECT_EQ(sse_error(bad_request("m")).substr(0, 16), "data: {\"error\":{");
   EXPECT_EQ(sse_done(), "data: [DONE]\n\n");
