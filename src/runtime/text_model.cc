@@ -34,6 +34,10 @@ std::string TextModel::render_chat(const nlohmann::ordered_json& messages,
   return chat_template_.render(context);
 }
 
+void TextModel::set_chat_template(const std::string& source, const std::string& origin) {
+  chat_template_ = ChatTemplate(source, origin);
+}
+
 StopConditions TextModel::default_stop(int64_t max_tokens) const {
   StopConditions stop;
   stop.stop_token_ids = text_.eos_token_ids;

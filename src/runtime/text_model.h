@@ -28,6 +28,9 @@ class TextModel {
   const BpeTokenizer& tokenizer() const { return tokenizer_; }
   const CheckpointText& text() const { return text_; }
   const ChatTemplate& chat_template() const { return chat_template_; }
+  // Replaces the checkpoint's chat template (serve --chat-template); Error naming `origin` when
+  // the source does not parse. The checkpoint's own stays recorded in text().
+  void set_chat_template(const std::string& source, const std::string& origin);
   ThinkMarkers markers() const { return think_markers(model_->config().arch); }
 
   // The chat template applied to `messages` (OpenAI-shaped: role, content, reasoning_content,

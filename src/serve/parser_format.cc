@@ -15,6 +15,7 @@ const ParserFormatSpec& parser_format_spec(ParserFormat format) {
       .tool_start_suffix = "",
       .tool_end_marker = 3,
       .tool_end_suffix = "",
+      .invoke_prefix = "<invoke name=\"",
       .drop_close_in_content = true,
       .role_start = "]~b]",
       .assistant_role = "ai\n",
@@ -30,6 +31,7 @@ const ParserFormatSpec& parser_format_spec(ParserFormat format) {
       .tool_start_suffix = "<tool_call>",
       .tool_end_marker = 2,
       .tool_end_suffix = "</tool_call>",
+      .invoke_prefix = "]<]minimax[>[<invoke name=\"",
       .drop_close_in_content = false,
       .role_start = "]~b]",
       .assistant_role = "ai\n",
@@ -37,6 +39,14 @@ const ParserFormatSpec& parser_format_spec(ParserFormat format) {
       .default_mode = ThinkingMode::kAdaptive,
   };
   return format == ParserFormat::kMinimaxM2 ? m2 : m3;
+}
+
+std::string forced_tool_call_prefix(ParserFormat format, std::string_view tool_name) {
+  const ParserFormatSpec& spec = parser_format_spec(format);
+  std::string text =
+      spec.markers[spec.tool_marker] + spec.tool_start_suffix + "\n" + spec.invoke_prefix;
+  if (!tool_name.empty()) text += std::string(tool_name) + "\">";
+  return text;
 }
 
 ParserFormat parse_parser_format(std::string_view name, std::string_view what) {

@@ -31,6 +31,9 @@ struct ParserFormatSpec {
   // The block ends likewise: M2 </minimax:tool_call>, M3 ]<]minimax[>[ + </tool_call>.
   int tool_end_marker = -1;
   std::string tool_end_suffix;
+  // The text that opens one invoke inside a block, up to the tool's name: M2 `<invoke name="`,
+  // M3 ]<]minimax[>[ + `<invoke name="`.
+  std::string invoke_prefix;
   // Whether an end-of-reasoning marker met in content is removed (M2, as vLLM's minimax_m2 does
   // for a re-emitted </think>) or kept as literal content (M3, as vLLM's minimax_m3 does).
   bool drop_close_in_content = false;
@@ -43,6 +46,10 @@ struct ParserFormatSpec {
 };
 
 const ParserFormatSpec& parser_format_spec(ParserFormat format);
+
+// The opening a server forces for tool_choice "required" (`tool_name` empty: the model names the
+// tool) or a named function: the block start, a newline and the invoke up to (and with) the name.
+std::string forced_tool_call_prefix(ParserFormat format, std::string_view tool_name);
 
 // "minimax_m2" or "minimax_m3"; anything else throws Error naming `what` (e.g. "--parser").
 ParserFormat parse_parser_format(std::string_view name, std::string_view what);

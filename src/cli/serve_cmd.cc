@@ -1,0 +1,204 @@
+// `minimax serve --model DIR [--host H] [--port P] [--api-key K] [--served-model-name NAME]
+// [--max-model-len N] [--max-num-seqs N] [--max-num-batched-tokens N] [--kv-cache-memory SIZE]
+// [--block-size N] [--reasoning-parser P] [--tool-call-parser P] [--chat-template FILE] ...`:
+// the OpenAI-compatible server (serve/openai_service.h) over one engine, vLLM's flag names.
+// Runs until SIGINT / SIGTERM.
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "base/error.h"
+#include "base/log.h"
+#include "cli/commands.h"
+#include "model/kv_cache.h"
+#include "runtime/text_model.h"
+#include "serve/engine.h"
+#include "serve/http_server.h"
+#include "serve/openai_service.h"
+
+namespace minimax::cli {
+namespace {
+
+struct ServeArgs {
+  std::string model, host = "127.0.0.1", api_key, served_model_name, chat_template;
+  std::string reasoning_parser = "auto", tool_call_parser = "auto", kv_cache_memory = "1GiB";
+  std::string moe_path = "fast", backend = "cpu";
+  int port = 8000;
+  int64_t max_model_len = 0, max_num_seqs = 16, max_batched_tokens = 512, block_size = 16;
+  int64_t max_waiting = 64;
+  double request_timeout = 600;
+  size_t threads = 0, http_threads = 64;
+  bool no_prefix_caching = false;
+};
+
+// "1GiB", "512MiB", "300MB", "1000000" → bytes.
+int64_t parse_size(const std::string& text, std::string_view flag) {
+  size_t used = 0;
+  double value = 0;
+  try {
+    value = std::stod(text, &used);
+  } catch (const std::exception&) {
+    fail("{}: '{}' is not a size (e.g. 512MiB, 2GiB)", flag, text);
+  }
+  const std::string unit = text.substr(used);
+  double scale = 1;
+  if (unit == "" || unit == "B")
+    scale = 1;
+  else if (unit == "KiB")
+    scale = 1024.0;
+  else if (unit == "MiB")
+    scale = 1024.0 * 1024;
+  else if (unit == "GiB")
+    scale = 1024.0 * 1024 * 1024;
+  else if (unit == "KB" || unit == "K")
+    scale = 1e3;
+  else if (unit == "MB" || unit == "M")
+    scale = 1e6;
+  else if (unit == "GB" || unit == "G")
+    scale = 1e9;
+  else
+    fail("{}: unknown unit '{}' in '{}' (B, KiB, MiB, GiB, KB, MB, GB)", flag, unit, text);
+  if (value <= 0) fail("{}: must be positive, got '{}'", flag, text);
+  return static_cast<int64_t>(value * scale);
+}
+
+// "auto" → the architecture's parser; "none" → off.
+bool resolve_parser(const std::string& name, Arch arch, std::string_view flag,
+                    ParserFormat& format) {
+  if (name == "none") return false;
+  if (name == "auto") {
+    format = arch == Arch::kM3 ? ParserFormat::kMinimaxM3 : ParserFormat::kMinimaxM2;
+    return true;
+  }
+  format = parse_parser_format(name, flag);
+  return true;
+}
+
+std::string read_text_file(const std::string& path, std::string_view flag) {
+  std::ifstream in(path);
+  if (!in) fail("{}: cannot read '{}'", flag, path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+void run_serve(const ServeArgs& args) {
+  // Signals are taken by a watcher thread, so every other thread runs with them blocked.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  ModelOptions model_options;
+  model_options.backend = parse_backend_kind(args.backend, "--backend");
+  model_options.moe_path = parse_moe_path(args.moe_path, "--moe-path");
+  model_options.threads = args.threads;
+  std::string api_key = args.api_key;
+  if (api_key.empty())
+    if (const char* env = std::getenv("MINIMAX_API_KEY")) api_key = env;
+  std::unique_ptr<TextModel> model = TextModel::load(args.model, model_options);
+  if (!args.chat_template.empty())
+    model->set_chat_template(read_text_file(args.chat_template, "--chat-template"),
+                             args.chat_template);
+  const ModelConfig& config = model->model().config();
+
+  ServiceOptions service;
+  service.served_model_name = args.served_model_name.empty() ? args.model : args.served_model_name;
+  ParserFormat tool_format = ParserFormat::kMinimaxM2;
+  service.parse_reasoning = resolve_parser(args.reasoning_parser, config.arch, "--reasoning-parser",
+                                           service.parser_format);
+  service.parse_tool_calls =
+      resolve_parser(args.tool_call_parser, config.arch, "--tool-call-parser", tool_format);
+  if (service.parse_reasoning && service.parse_tool_calls && tool_format != service.parser_format)
+    fail("--reasoning-parser and --tool-call-parser name different formats ({} and {})",
+         args.reasoning_parser, args.tool_call_parser);
+  if (!service.parse_reasoning) service.parser_format = tool_format;
+  service.request_timeout_seconds = args.request_timeout;
+
+  EngineOptions engine_options;
+  engine_options.kv_cache_bytes = parse_size(args.kv_cache_memory, "--kv-cache-memory");
+  engine_options.kv_block_size = args.block_size;
+  engine_options.max_num_seqs = args.max_num_seqs;
+  engine_options.max_batched_tokens = args.max_batched_tokens;
+  engine_options.max_waiting = args.max_waiting;
+  engine_options.prefix_caching = !args.no_prefix_caching;
+  engine_options.model_name = service.served_model_name;
+  engine_options.max_model_len = args.max_model_len;
+  if (engine_options.max_model_len == 0) {
+    // The model's context, or what the KV cache holds for one request if that is less.
+    const int64_t blocks =
+        engine_options.kv_cache_bytes / KvBlockPool::bytes_per_block(config, args.block_size);
+    engine_options.max_model_len =
+        std::min<int64_t>(config.max_position_embeddings, blocks * args.block_size);
+  }
+  Engine engine(model->model(), model->tokenizer(), engine_options);
+  OpenAiService routes(*model, engine, service);
+
+  HttpServerOptions http;
+  http.host = args.host;
+  http.port = args.port;
+  http.api_key = api_key;
+  http.threads = args.http_threads;
+  HttpServer server(routes, http);
+  const int port = server.bind();
+  std::thread watcher([&server, signals] {
+    int received = 0;
+    sigwait(&signals, &received);
+    log_info("serve: signal {}, shutting down", received);
+    server.stop();
+  });
+  log_info("serve: '{}' on http://{}:{} (max_model_len {}, {} KV blocks of {} tokens{})",
+           service.served_model_name, args.host, port, engine.options().max_model_len,
+           engine.options().kv_cache_blocks, engine.options().kv_block_size,
+           api_key.empty() ? "" : ", API key required");
+  server.run();
+  // run() also returns when the listener fails; wake the watcher so it can be joined.
+  pthread_kill(watcher.native_handle(), SIGTERM);
+  watcher.join();
+}
+
+}  // namespace
+
+void register_serve(CLI::App& app) {
+  auto* cmd = app.add_subcommand("serve", "OpenAI-compatible HTTP server (chat, completions)");
+  auto args = std::make_shared<ServeArgs>();
+  cmd->add_option("--model", args->model, "Checkpoint directory")->required();
+  cmd->add_option("--host", args->host, "Address to listen on (default 127.0.0.1)");
+  cmd->add_option("--port", args->port, "Port (default 8000; 0 = any free port)");
+  cmd->add_option("--api-key", args->api_key,
+                  "Require 'Authorization: Bearer KEY' on /v1/* (or env MINIMAX_API_KEY)");
+  cmd->add_option("--served-model-name", args->served_model_name,
+                  "Model id in the API (default: the --model path)");
+  cmd->add_option("--max-model-len", args->max_model_len,
+                  "Prompt + output tokens per request (default: the model's context, capped by "
+                  "the KV cache)");
+  cmd->add_option("--max-num-seqs", args->max_num_seqs, "Requests running at once (default 16)");
+  cmd->add_option("--max-num-batched-tokens", args->max_batched_tokens,
+                  "Tokens per engine step; longer prompts are prefilled in chunks (default 512)");
+  cmd->add_option("--kv-cache-memory", args->kv_cache_memory,
+                  "KV cache size, e.g. 512MiB, 4GiB (default 1GiB)");
+  cmd->add_option("--block-size", args->block_size, "KV cache block size in tokens (default 16)");
+  cmd->add_option("--max-waiting", args->max_waiting,
+                  "Queued requests beyond which new ones get 429 (default 64)");
+  cmd->add_flag("--no-enable-prefix-caching", args->no_prefix_caching,
+                "Do not reuse KV blocks of identical prompt prefixes");
+  cmd->add_option("--reasoning-parser", args->reasoning_parser,
+                  "minimax_m2, minimax_m3, none, or auto (from the architecture)");
+  cmd->add_option("--tool-call-parser", args->tool_call_parser,
+                  "minimax_m2, minimax_m3, none, or auto (from the architecture)");
+  cmd->add_option("--chat-template", args->chat_template,
+                  "Jinja chat template file replacing the checkpoint's");
+  cmd->add_option("--request-timeout", args->request_timeout,
+                  "Seconds a request may take before it fails with 408 (0 = none; default 600)");
+  cmd->add_option("--threads", args->threads, "Compute threads (0 = all hardware threads)");
+  cmd->add_option("--http-threads", args->http_threads, "Connections served at once (default 64)");
+  cmd->add_option("--moe-path", args->moe_path, "MoE path: fast, or dequant (experts as bf16)");
+  cmd->add_option("--backend", args->backend, "Kernel backend (cpu)");
+  cmd->callback([args] { run_serve(*args); });
+}
+
+}  // namespace minimax::cli

@@ -1,0 +1,219 @@
+// POST /v1/chat/completions: template, tokenize, submit n choices, parse each choice's tokens into
+// reasoning / content / tool calls, and stream the deltas or return the whole message.
+#include <algorithm>
+#include <memory>
+
+#include "base/error.h"
+#include "serve/openai_service.h"
+#include "serve/parse_pipeline.h"
+#include "serve/service_requests.h"
+
+namespace minimax {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// One choice's parser and what the response needs of it.
+struct ChoiceState {
+  std::unique_ptr<ParsePipeline> parser;
+  std::vector<TokenLogprobs> logprobs;
+  std::string finish_reason;
+  int64_t completion_tokens = 0;
+};
+
+// Everything a chat request needs after validation, shared by the streaming callback.
+struct ChatCall {
+  ResponseMeta meta;
+  GenerationFields fields;
+  std::vector<std::shared_ptr<RequestStream>> streams;
+  std::vector<ChoiceState> choices;
+  const BpeTokenizer* tokenizer = nullptr;
+  double timeout_seconds = 0;
+  int64_t prompt_tokens = 0, cached_tokens = 0;
+  std::optional<Json> prompt_logprobs;
+
+  Usage usage() const {
+    Usage u{prompt_tokens, 0, cached_tokens};
+    for (const ChoiceState& c : choices) u.completion_tokens += c.completion_tokens;
+    return u;
+  }
+  void note_totals(const EngineEvent& e) {
+    if (e.prompt_tokens > 0) prompt_tokens = e.prompt_tokens;
+    cached_tokens = std::max(cached_tokens, e.cached_prompt_tokens);
+  }
+};
+
+std::unique_ptr<ParsePipeline> make_parser(const ParserOptions& options,
+                                           const BpeTokenizer& tokenizer) {
+  try {
+    return std::make_unique<ParsePipeline>(options, tokenizer);  // markers by token id
+  } catch (const Error&) {
+    return std::make_unique<ParsePipeline>(options);  // a tokenizer without the marker tokens
+  }
+}
+
+// Runs every choice to its end, writing chunks through `write` when streaming. Returns the error
+// that ended the request early, if any.
+std::optional<ApiError> run_choices(ChatCall& call, const ChunkWrite* write) {
+  const bool stream = write != nullptr;
+  auto emit = [&](const Json& chunk) { return !stream || (*write)(sse_event(chunk)); };
+  std::vector<bool> finished(call.streams.size(), false);
+  EngineEvent event;
+  for (;;) {
+    const int i = next_event(call.streams, finished, event);
+    if (i < 0) return std::nullopt;
+    ChoiceState& choice = call.choices[i];
+    call.note_totals(event);
+    if (!event.prompt_logprobs.empty() && !call.prompt_logprobs)
+      call.prompt_logprobs =
+          prompt_logprobs_json(prompt_logprob_entries(*call.tokenizer, event.prompt_logprobs));
+    for (const TokenOutput& token : event.tokens) {
+      ++choice.completion_tokens;
+      const ParseDelta delta = choice.parser->push_token(token.token, token.text);
+      std::vector<TokenLogprobs> lp;
+      if (token.has_logprobs) lp.push_back(token_logprobs(*call.tokenizer, token));
+      if (call.fields.logprobs) choice.logprobs.insert(choice.logprobs.end(), lp.begin(), lp.end());
+      if (!stream) continue;
+      for (Json& chunk : chat_delta_chunks(call.meta, i, delta, lp, call.fields.logprobs)) {
+        if (call.fields.continuous_usage_stats) chunk["usage"] = usage_json(call.usage());
+        if (!emit(chunk)) return internal_error("client disconnected");
+      }
+    }
+    if (!event.finished) continue;
+    if (auto error = finish_error(event, call.timeout_seconds)) return error;
+    const ParseDelta tail = choice.parser->finish();
+    choice.finish_reason =
+        chat_finish_reason(event.finish_reason, !choice.parser->result().tool_calls.empty());
+    if (!stream) continue;
+    for (const Json& chunk : chat_delta_chunks(call.meta, i, tail))
+      if (!emit(chunk)) return internal_error("client disconnected");
+    if (!emit(chat_finish_chunk(call.meta, i, choice.finish_reason)))
+      return internal_error("client disconnected");
+  }
+}
+
+void stream_chat(const std::shared_ptr<ChatCall>& call, const ChunkWrite& write) {
+  for (size_t i = 0; i < call->choices.size(); ++i)
+    if (!write(sse_event(chat_role_chunk(call->meta, static_cast<int>(i))))) {
+      cancel_all(call->streams);
+      return;
+    }
+  if (std::optional<ApiError> error = run_choices(*call, &write)) {
+    cancel_all(call->streams);
+    if (error->message == "client disconnected") return;
+    write(sse_error(*error));
+    write(sse_done());
+    return;
+  }
+  if (call->fields.include_usage) write(sse_event(chat_usage_chunk(call->meta, call->usage())));
+  write(sse_done());
+}
+
+// The rendered conversation; continue_final_message leaves the last assistant turn open.
+std::string render_prompt(const TextModel& model, const ChatRequest& request, ParserFormat format) {
+  Json kwargs = request.chat_template_kwargs;
+  if (!request.tools.is_null()) kwargs["tools"] = request.tools;
+  try {
+    std::string text = model.render_chat(
+        request.messages, kwargs, request.add_generation_prompt && !request.continue_final_message);
+    if (request.continue_final_message) {
+      const std::string end = parser_format_spec(format).end_of_message;
+      const size_t at = text.rfind(end);
+      if (at != std::string::npos &&
+          text.find_first_not_of("\n", at + end.size()) == std::string::npos)
+        text.resize(at);
+    }
+    return text;
+  } catch (const ApiException&) {
+    throw;
+  } catch (const Error& e) {
+    throw ApiException(bad_request(fmt::format("chat template: {}", e.what()), "messages"));
+  }
+}
+
+}  // namespace
+
+HttpReply OpenAiService::chat_completions(std::string_view body) {
+  ChatRequest request = parse_chat_request(body);
+  if (!request.generation.model.empty() && request.generation.model != options_.served_model_name)
+    return error_reply(model_not_found(request.generation.model));
+  const BpeTokenizer& tokenizer = model_.tokenizer();
+  const ParserFormat format = options_.parser_format;
+
+  const std::string prompt_text = render_prompt(model_, request, format);
+  const std::vector<int32_t> prompt = model_.encode(prompt_text);
+
+  ThinkingMode mode;
+  try {
+    mode = thinking_mode_from_kwargs(nlohmann::json::parse(request.chat_template_kwargs.dump()),
+                                     format);
+  } catch (const Error& e) {
+    throw ApiException(bad_request(e.what(), "chat_template_kwargs"));
+  }
+  const bool tools_on = !request.tools.is_null() && options_.parse_tool_calls &&
+                        request.tool_choice.mode != ToolChoiceMode::kNone;
+  ParserOptions parser;
+  parser.format = format;
+  parser.parse_reasoning = options_.parse_reasoning;
+  parser.parse_tool_calls = tools_on;
+  parser.initial = options_.parse_reasoning
+                       ? initial_reasoning_state(prompt, tokenizer, format, mode)
+                       : ReasoningState::kContent;
+  if (tools_on) parser.tools = nlohmann::json::parse(request.tools.dump());
+
+  ChoiceSpec spec;
+  spec.prompt = prompt;
+  spec.default_max_tokens = engine_.options().max_model_len - static_cast<int64_t>(prompt.size());
+  spec.prompt_logprobs = request.generation.prompt_logprobs.value_or(-1);
+  spec.timeout_seconds = options_.request_timeout_seconds;
+  if (tools_on && (request.tool_choice.mode == ToolChoiceMode::kRequired ||
+                   request.tool_choice.mode == ToolChoiceMode::kNamed)) {
+    // Force the tool-call opening once the reasoning ends (or at once when it does not start).
+    ForcedTokens forced;
+    forced.tokens = tokenizer.encode(forced_tool_call_prefix(format, request.tool_choice.name));
+    if (parser.initial == ReasoningState::kReasoning)
+      forced.trigger =
+          tokenizer
+              .token_id(parser_format_spec(format).markers[parser_format_spec(format).think_close])
+              .value_or(-1);
+    spec.forced = std::move(forced);
+  }
+
+  auto call = std::make_shared<ChatCall>();
+  call->meta = {new_response_id("chatcmpl-"), unix_now(), options_.served_model_name};
+  call->fields = request.generation;
+  call->tokenizer = &tokenizer;
+  call->timeout_seconds = options_.request_timeout_seconds;
+  call->prompt_tokens = static_cast<int64_t>(prompt.size());
+  call->streams = submit_choices(engine_, model_, request.generation, spec);
+  for (int i = 0; i < request.generation.n; ++i) {
+    ChoiceState choice;
+    choice.parser = make_parser(parser, tokenizer);
+    call->choices.push_back(std::move(choice));
+  }
+
+  if (request.generation.stream) {
+    HttpReply reply;
+    reply.content_type = "text/event-stream";
+    reply.stream = [call](const ChunkWrite& write) { stream_chat(call, write); };
+    return reply;
+  }
+  if (std::optional<ApiError> error = run_choices(*call, nullptr)) {
+    cancel_all(call->streams);
+    return error_reply(*error);
+  }
+  std::vector<ChatChoice> choices;
+  for (size_t i = 0; i < call->choices.size(); ++i) {
+    ChoiceState& c = call->choices[i];
+    ChatChoice out;
+    out.index = static_cast<int>(i);
+    out.message = c.parser->result();
+    out.finish_reason = c.finish_reason;
+    if (request.generation.logprobs) out.logprobs = c.logprobs;
+    choices.push_back(std::move(out));
+  }
+  return json_reply(
+      200, chat_completion_json(call->meta, choices, call->usage(), call->prompt_logprobs));
+}
+
+}  // namespace minimax

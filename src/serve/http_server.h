@@ -1,0 +1,70 @@
+// The HTTP transport of `minimax serve`: a cpp-httplib server on one address, API-key checks on
+// /v1/*, request size limits, and streamed (chunked, server-sent events) replies whose writer
+// reports a client that went away. What each route does is the Routes object's business
+// (serve/openai_service.h); this file knows sockets, not OpenAI.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace minimax {
+
+// Writes one piece of a streamed reply; false once the client has disconnected.
+using ChunkWrite = std::function<bool(std::string_view data)>;
+
+struct HttpReply {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  // Set for a streamed reply (body unused): runs on the request's thread and writes the pieces
+  // through `write`, returning when the reply is complete or the client is gone.
+  std::function<void(const ChunkWrite& write)> stream;
+};
+
+class HttpRoutes {
+ public:
+  virtual ~HttpRoutes() = default;
+  // `method` "GET" / "POST"; `path` without the query string. Must not throw for bad input:
+  // errors are replies (the transport turns an escaped exception into a 500 reply anyway).
+  virtual HttpReply handle(std::string_view method, std::string_view path,
+                           std::string_view body) = 0;
+  // The reply for a missing or wrong API key, an unknown route and an oversized body.
+  virtual HttpReply error(int status, std::string_view message) = 0;
+};
+
+struct HttpServerOptions {
+  std::string host = "127.0.0.1";
+  int port = 8000;      // 0 = an ephemeral port (see HttpServer::port())
+  std::string api_key;  // "" = no check; else /v1/* need "Authorization: Bearer KEY"
+  size_t threads = 64;  // connections served at once (each stream holds one)
+  size_t max_body_bytes = 32u << 20;
+  int read_timeout_seconds = 60;
+};
+
+class HttpServer {
+ public:
+  HttpServer(HttpRoutes& routes, HttpServerOptions options);
+  ~HttpServer();
+  // Binds the address; Error naming host:port when it cannot. Returns the bound port.
+  int bind();
+  // Serves until stop() (call bind() first).
+  void run();
+  // Stops accepting and returns run(); safe from another thread or a signal-watching thread.
+  void stop();
+  int port() const { return port_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  HttpRoutes& routes_;
+  HttpServerOptions options_;
+  int port_ = 0;
+};
+
+// Whether `authorization` (the header's value) carries `api_key` as a Bearer token. Compared in
+// time independent of where the first difference is.
+bool bearer_matches(std::string_view authorization, std::string_view api_key);
+
+}  // namespace minimax

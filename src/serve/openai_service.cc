@@ -1,0 +1,49 @@
+// Routing of the OpenAI-compatible service and its small endpoints (serve/openai_service.h).
+#include "serve/openai_service.h"
+
+#include "base/error.h"
+#include "base/log.h"
+#include "serve/service_requests.h"
+
+namespace minimax {
+
+OpenAiService::OpenAiService(const TextModel& model, Engine& engine, ServiceOptions options)
+    : model_(model), engine_(engine), options_(std::move(options)), created_(unix_now()) {}
+
+HttpReply OpenAiService::error(int status, std::string_view message) {
+  ApiError e{status, std::string(message), api_error_type(status), ""};
+  return error_reply(e);
+}
+
+HttpReply OpenAiService::models() const {
+  const ModelCard card{options_.served_model_name, created_, engine_.options().max_model_len};
+  return json_reply(200, models_json(std::span<const ModelCard>(&card, 1)));
+}
+
+HttpReply OpenAiService::handle(std::string_view method, std::string_view path,
+                                std::string_view body) {
+  const bool get = method == "GET", post = method == "POST";
+  try {
+    if (path == "/health" && get) return HttpReply{200, "text/plain", "", {}};
+    if (path == "/metrics" && get)
+      return HttpReply{200,
+                       "text/plain; version=0.0.4; charset=utf-8",
+                       engine_.metrics().render_prometheus(),
+                       {}};
+    if (path == "/v1/models" && get) return models();
+    if (path == "/v1/chat/completions" && post) return chat_completions(body);
+    if (path == "/v1/completions" && post) return completions(body);
+    for (std::string_view known :
+         {"/health", "/metrics", "/v1/models", "/v1/chat/completions", "/v1/completions"})
+      if (path == known)
+        return error(405, fmt::format("method {} is not allowed on {}", method, path));
+    return error_reply(not_found(fmt::format("no route {} {}", method, path)));
+  } catch (const ApiException& e) {
+    return error_reply(e.error());
+  } catch (const std::exception& e) {
+    log_warn("{} {}: {}", method, path, e.what());
+    return error_reply(internal_error(e.what()));
+  }
+}
+
+}  // namespace minimax

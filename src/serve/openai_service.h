@@ -1,0 +1,47 @@
+// The OpenAI-compatible endpoints over one engine: /v1/chat/completions, /v1/completions,
+// /v1/models, /health and /metrics. A request is parsed (serve/openai_request.h), rendered with
+// the chat template, tokenized, submitted to the engine as n requests, and its tokens are turned
+// into reasoning / content / tool-call deltas by one ParsePipeline per choice — streamed as
+// server-sent events or returned whole; both paths run the same pipeline, so they agree.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "runtime/text_model.h"
+#include "serve/engine.h"
+#include "serve/http_server.h"
+#include "serve/parser_format.h"
+
+namespace minimax {
+
+struct ServiceOptions {
+  std::string served_model_name;
+  ParserFormat parser_format = ParserFormat::kMinimaxM2;
+  bool parse_reasoning = true;           // --reasoning-parser none turns it off
+  bool parse_tool_calls = true;          // --tool-call-parser none turns it off
+  double request_timeout_seconds = 600;  // 0 = none
+};
+
+class OpenAiService : public HttpRoutes {
+ public:
+  // `model` and `engine` must outlive the service (the engine runs `model`'s Model).
+  OpenAiService(const TextModel& model, Engine& engine, ServiceOptions options);
+
+  HttpReply handle(std::string_view method, std::string_view path, std::string_view body) override;
+  HttpReply error(int status, std::string_view message) override;
+
+  const ServiceOptions& options() const { return options_; }
+
+ private:
+  HttpReply chat_completions(std::string_view body);
+  HttpReply completions(std::string_view body);
+  HttpReply models() const;
+
+  const TextModel& model_;
+  Engine& engine_;
+  ServiceOptions options_;
+  int64_t created_ = 0;  // the model card's "created": when the service started
+};
+
+}  // namespace minimax

@@ -1,0 +1,60 @@
+// What the chat and completion handlers share (internal to src/serve): turning a request's
+// generation fields into engine requests and submitting its n choices, waiting on several
+// streams, and mapping engine results (logprobs, prompt logprobs, finishes) to the response
+// builders' types.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <vector>
+
+#include "runtime/text_model.h"
+#include "serve/api_error.h"
+#include "serve/engine.h"
+#include "serve/http_server.h"
+#include "serve/openai_request.h"
+#include "serve/openai_response.h"
+#include "serve/request_stream.h"
+
+namespace minimax {
+
+struct ChoiceSpec {
+  std::vector<int32_t> prompt;
+  // Used when the request sets no max_tokens (chat: the rest of the context, as vLLM does).
+  int64_t default_max_tokens = 16;
+  std::optional<ForcedTokens> forced;
+  int prompt_logprobs = -1;  // top-n per prompt position for the engine, -1 = off
+  double timeout_seconds = 0;
+};
+
+// Submits the request's n choices (seeds seed, seed+1, … when a seed is given; fresh random
+// seeds otherwise). Bad values → ApiException 400 naming the field; a full queue → 429. On an
+// error, choices already submitted are cancelled.
+std::vector<std::shared_ptr<RequestStream>> submit_choices(Engine& engine, const TextModel& model,
+                                                           const GenerationFields& fields,
+                                                           const ChoiceSpec& spec);
+
+// Waits for the next event of any unfinished stream (finished[i] marks those done); returns its
+// index, or -1 when all are finished.
+int next_event(std::vector<std::shared_ptr<RequestStream>>& streams, std::vector<bool>& finished,
+               EngineEvent& event);
+
+void cancel_all(std::vector<std::shared_ptr<RequestStream>>& streams);
+
+// A generated token's logprobs in the builders' shape (token text = its bytes).
+TokenLogprobs token_logprobs(const BpeTokenizer& tokenizer, const TokenOutput& token);
+std::vector<std::optional<PromptTokenLogprobs>> prompt_logprob_entries(
+    const BpeTokenizer& tokenizer, const std::vector<std::optional<PromptLogprob>>& positions);
+
+// The error for an engine finish that is not a normal end ("timeout", "abort", "error"), or
+// nullopt for "stop" / "length".
+std::optional<ApiError> finish_error(const EngineEvent& event, double timeout_seconds);
+
+HttpReply json_reply(int status, const nlohmann::ordered_json& body);
+HttpReply error_reply(const ApiError& error);
+
+// The seconds since the epoch, for "created".
+int64_t unix_now();
+
+}  // namespace minimax

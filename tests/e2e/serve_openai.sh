@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# `minimax serve` as a real process on loopback: health, models, metrics, API-key checks, a table
+# of bad requests (status code and the field named), streaming shape and [DONE], queue-full 429,
+# then the official OpenAI Node client (tools/serve_client/client_test.mjs). Uses the bundled
+# trained model when it is there (answers are checked too), else a random tiny M3.
+set -euo pipefail
+MINIMAX=$1
+WORK=$2
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+rm -rf "$WORK" && mkdir -p "$WORK"
+KEY=sk-test-key
+PIDS=()
+cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
+trap cleanup EXIT
+
+MODEL=$ROOT/models/minimax-m3-tiny
+TRAINED=--trained
+if [[ ! -f $MODEL/config.json ]]; then
+  "$MINIMAX" make-tiny --arch m3 --format bf16 --seed 3 --output "$WORK/tiny" >/dev/null
+  MODEL=$WORK/tiny
+  TRAINED=
+fi
+
+# Starts a server with the given extra flags; sets PORT from its log line.
+start_server() {
+  local log=$1
+  shift
+  "$MINIMAX" serve --model "$MODEL" --port 0 --served-model-name tiny --threads 2 "$@" \
+    2>"$log" &
+  PIDS+=($!)
+  for _ in $(seq 1 300); do
+    PORT=$(sed -n 's#.*on http://127.0.0.1:\([0-9]*\).*#\1#p' "$log" | head -1)
+    [[ -n $PORT ]] && return 0
+    kill -0 "${PIDS[-1]}" 2>/dev/null || { cat "$log"; echo "server exited"; exit 1; }
+    sleep 0.1
+  done
+  cat "$log"
+  echo "server did not start"
+  exit 1
+}
+
+start_server "$WORK/server.log" --api-key "$KEY" --max-model-len 2048
+URL=http://127.0.0.1:$PORT
+fails=0
+expect() {  # expect NAME STATUS [PARAM] -- curl args...
+  local name=$1 status=$2 param=$3
+  shift 4
+  local got
+  got=$(curl -s -o "$WORK/body" -w '%{http_code}' "$@")
+  local ok=1
+  [[ $got == "$status" ]] || ok=0
+  if [[ -n $param ]] && ! grep -q "\"param\":\"$param\"" "$WORK/body"; then ok=0; fi
+  if [[ $status -ge 400 ]] && ! grep -q '"error":{"message"' "$WORK/body"; then ok=0; fi
+  if [[ $ok == 1 ]]; then echo "ok   $name"; else
+    echo "FAIL $name: got $got $(head -c 300 "$WORK/body")"; fails=$((fails + 1)); fi
+}
+AUTH=(-H "Authorization: Bearer $KEY" -H "Content-Type: application/json")
+CHAT=$URL/v1/chat/completions
+
+expect "health needs no key" 200 "" -- "$URL/health"
+expect "metrics need no key" 200 "" -- "$URL/metrics"
+expect "models" 200 "" -- "${AUTH[@]}" "$URL/v1/models"
+expect "missing key → 401" 401 "" -- "$URL/v1/models"
+expect "wrong key → 401" 401 "" -- -H "Authorization: Bearer nope" "$URL/v1/models"
+expect "unknown route → 404" 404 "" -- "${AUTH[@]}" "$URL/v1/nothing"
+expect "malformed JSON → 400" 400 "" -- "${AUTH[@]}" -d '{"messages": [' "$CHAT"
+expect "messages not a list → 400" 400 messages -- "${AUTH[@]}" -d '{"messages": 3}' "$CHAT"
+expect "unknown role → 400" 400 "messages[0].role" -- "${AUTH[@]}" \
+  -d '{"messages": [{"role": "wizard", "content": "hi"}]}' "$CHAT"
+expect "temperature as string → 400" 400 temperature -- "${AUTH[@]}" \
+  -d '{"messages": [{"role": "user", "content": "hi"}], "temperature": "hot"}' "$CHAT"
+expect "top_p out of range → 400" 400 top_p -- "${AUTH[@]}" \
+  -d '{"messages": [{"role": "user", "content": "hi"}], "top_p": 1.5}' "$CHAT"
+expect "unknown model → 404" 404 model -- "${AUTH[@]}" \
+  -d '{"model": "other", "messages": [{"role": "user", "content": "hi"}]}' "$CHAT"
+LONG=$(printf 'word %.0s' $(seq 1 3000))
+expect "prompt over the context → 400" 400 "" -- "${AUTH[@]}" \
+  -d "{\"messages\": [{\"role\": \"user\", \"content\": \"$LONG\"}]}" "$CHAT"
+expect "max_tokens over the context → 400" 400 max_tokens -- "${AUTH[@]}" \
+  -d '{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 100000}' "$CHAT"
+expect "tool_choice names an unknown tool → 400" 400 "" -- "${AUTH[@]}" \
+  -d '{"messages": [{"role": "user", "content": "hi"}], "tool_choice": {"type": "function", "function": {"name": "x"}}}' "$CHAT"
+expect "GET on a POST route → 405" 405 "" -- "${AUTH[@]}" "$CHAT"
+expect "completions, token-id prompt" 200 "" -- "${AUTH[@]}" \
+  -d '{"prompt": [1, 2, 3], "max_tokens": 4, "temperature": 0}' "$URL/v1/completions"
+expect "completions, id outside the vocabulary → 400" 400 "prompt[1]" -- "${AUTH[@]}" \
+  -d '{"prompt": [1, 99999999], "max_tokens": 4}' "$URL/v1/completions"
+
+# Streaming shape: data: lines, the role first, [DONE] last.
+curl -sN "${AUTH[@]}" -d '{"messages": [{"role": "user", "content": "hi"}], "stream": true,
+  "max_tokens": 8, "temperature": 0}' "$CHAT" >"$WORK/stream"
+if head -1 "$WORK/stream" | grep -q '"delta":{"role":"assistant","content":""}' &&
+  [[ $(grep -v '^$' "$WORK/stream" | tail -1) == "data: [DONE]" ]] &&
+  ! grep -v '^$' "$WORK/stream" | grep -qv '^data: '; then
+  echo "ok   SSE stream: role first, data lines only, [DONE] last"
+else
+  echo "FAIL SSE stream shape"; cat "$WORK/stream"; fails=$((fails + 1))
+fi
+
+# The OpenAI Node client (installed by scripts/test.sh).
+if [[ -d $ROOT/tools/serve_client/node_modules/openai ]]; then
+  node "$ROOT/tools/serve_client/client_test.mjs" --url "$URL" --key "$KEY" --model tiny \
+    --markers m3 $TRAINED || fails=$((fails + 1))
+else
+  echo "FAIL tools/serve_client/node_modules missing: run (cd tools/serve_client && npm install)"
+  fails=$((fails + 1))
+fi
+
+# A full queue: one running sequence, one waiting; a burst gets 429 for the rest.
+start_server "$WORK/busy.log" --max-num-seqs 1 --max-waiting 1 --max-model-len 1024
+BUSY=http://127.0.0.1:$PORT/v1/completions
+CURLS=()
+for i in 1 2 3 4 5 6; do
+  curl -s -o /dev/null -w '%{http_code}\n' -H "Content-Type: application/json" \
+    -d '{"prompt": "a b c", "max_tokens": 300, "ignore_eos": true}' "$BUSY" >>"$WORK/codes" &
+  CURLS+=($!)
+done
+wait "${CURLS[@]}" || true
+if grep -q 429 "$WORK/codes" && grep -q 200 "$WORK/codes"; then
+  echo "ok   burst over a full queue: $(sort "$WORK/codes" | uniq -c | tr '\n' ' ')"
+else
+  echo "FAIL burst over a full queue: $(tr '\n' ' ' <"$WORK/codes")"; fails=$((fails + 1))
+fi
+
+if grep -q "ERROR\|Assertion\|terminate called" "$WORK/server.log"; then
+  echo "FAIL server log has errors"; fails=$((fails + 1))
+fi
+[[ $fails == 0 ]] && echo "serve e2e: all passed"
+exit $fails

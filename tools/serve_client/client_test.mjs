@@ -1,0 +1,184 @@
+// Drives a running `minimax serve` with the official OpenAI Node client and checks what users of
+// the API rely on: streaming and non-streaming agree (reasoning, content, tool calls), a prompt
+// whose system message spells the reasoning markers in prose splits the same both ways, usage and
+// logprobs are present and sane, 16 concurrent greedy streams equal 16 sequential runs, and a
+// client that disconnects mid-stream gets its KV blocks freed (seen in /metrics).
+//
+//   node client_test.mjs --url http://127.0.0.1:PORT --key KEY --model NAME --markers m3|m2
+//                        [--trained]   (also check the answers of the bundled trained model)
+import OpenAI from "openai";
+
+const args = Object.fromEntries(
+  process.argv.slice(2).reduce((pairs, a, i, all) => {
+    if (a.startsWith("--")) pairs.push([a.slice(2), all[i + 1]?.startsWith("--") ? true : all[i + 1] ?? true]);
+    return pairs;
+  }, []));
+const client = new OpenAI({ baseURL: `${args.url}/v1`, apiKey: args.key, maxRetries: 0 });
+const model = args.model;
+const [open, close] = args.markers === "m2" ? ["<think>", "</think>"] : ["<mm:think>", "</mm:think>"];
+let failures = 0;
+
+function check(ok, what, detail = "") {
+  console.log(`${ok ? "ok  " : "FAIL"} ${what}${ok ? "" : "  " + detail}`);
+  if (!ok) failures++;
+}
+
+async function streamChat(body) {
+  const stream = await client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } });
+  const out = { reasoning: "", content: "", tools: {}, finish: null, usage: null, chunks: 0, roleFirst: null };
+  for await (const chunk of stream) {
+    out.chunks++;
+    if (chunk.usage) out.usage = chunk.usage;
+    for (const choice of chunk.choices) {
+      const d = choice.delta ?? {};
+      if (out.roleFirst === null) out.roleFirst = d.role === "assistant";
+      if (d.reasoning_content) out.reasoning += d.reasoning_content;
+      if (d.content) out.content += d.content;
+      for (const tc of d.tool_calls ?? []) {
+        const t = (out.tools[tc.index] ??= { id: "", name: "", arguments: "" });
+        if (tc.id) t.id = tc.id;
+        if (tc.function?.name) t.name += tc.function.name;
+        if (tc.function?.arguments) t.arguments += tc.function.arguments;
+      }
+      if (choice.finish_reason) out.finish = choice.finish_reason;
+    }
+  }
+  return out;
+}
+
+async function wholeChat(body) {
+  const r = await client.chat.completions.create(body);
+  const m = r.choices[0].message;
+  return { reasoning: m.reasoning_content ?? "", content: m.content ?? "", tools: m.tool_calls ?? [],
+           finish: r.choices[0].finish_reason, usage: r.usage, raw: r };
+}
+
+async function sameBothWays(what, body) {
+  const s = await streamChat(body);
+  const w = await wholeChat(body);
+  check(s.roleFirst === true, `${what}: first delta carries role assistant`);
+  check(s.reasoning === w.reasoning && s.content === w.content,
+        `${what}: stream and non-stream split reasoning/content identically`,
+        JSON.stringify({ stream: [s.reasoning, s.content], whole: [w.reasoning, w.content] }));
+  check(s.finish === w.finish, `${what}: same finish_reason`, `${s.finish} vs ${w.finish}`);
+  check(s.usage && s.usage.completion_tokens === w.usage.completion_tokens &&
+        s.usage.total_tokens === s.usage.prompt_tokens + s.usage.completion_tokens,
+        `${what}: usage in the final chunk matches`, JSON.stringify([s.usage, w.usage]));
+  const streamedTools = Object.values(s.tools);
+  check(streamedTools.length === w.tools.length &&
+        streamedTools.every((t, i) => t.name === w.tools[i].function.name &&
+                                      t.arguments === w.tools[i].function.arguments),
+        `${what}: streamed tool calls concatenate to the non-streamed ones`,
+        JSON.stringify([streamedTools, w.tools]));
+  return w;
+}
+
+async function metric(name) {
+  const text = await (await fetch(`${args.url}/metrics`)).text();
+  const line = text.split("\n").find((l) => l.startsWith(name + "{") || l.startsWith(name + " "));
+  return line === undefined ? NaN : Number(line.split(" ").pop());
+}
+
+const greedy = { model, temperature: 0, max_tokens: 48 };
+
+// 1. Models.
+const models = await client.models.list();
+check(models.data.some((m) => m.id === model), "/v1/models lists the served model");
+
+// 2. Streaming chat with reasoning; the prose-markers system message.
+await sameBothWays("chat", { ...greedy, messages: [{ role: "user", content: "What is 12 + 7?" }] });
+await sameBothWays("chat with markers in the system prose", {
+  ...greedy,
+  messages: [
+    { role: "system", content: `Think inside ${open} and ${close} before answering. Never print ${close} twice.` },
+    { role: "user", content: "What is 3 + 4?" }],
+});
+await sameBothWays("chat, thinking disabled", {
+  ...greedy, messages: [{ role: "user", content: "Repeat after me: red blue green" }],
+  chat_template_kwargs: { thinking_mode: "disabled" },
+});
+
+// 3. Tools: a named tool_choice forces a call; its arguments are JSON either way.
+const tools = [{ type: "function", function: { name: "get_weather", description: "Current weather",
+  parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } }];
+const toolBody = { ...greedy, max_tokens: 64, tools, messages: [{ role: "user", content: "What is the weather in Paris?" }] };
+const auto = await sameBothWays("tool request (auto)", toolBody);
+const named = await sameBothWays("tool request (named tool_choice)",
+  { ...toolBody, tool_choice: { type: "function", function: { name: "get_weather" } } });
+if (named.finish === "tool_calls") {
+  check(named.tools[0].function.name === "get_weather", "named tool_choice: the call names the tool");
+  check((() => { try { JSON.parse(named.tools[0].function.arguments); return true; } catch { return false; } })(),
+        "named tool_choice: arguments are JSON");
+}
+if (args.trained) {
+  check(auto.finish === "tool_calls" && auto.tools.length === 1, "trained: the model calls get_weather",
+        JSON.stringify(auto.raw.choices[0]));
+  if (auto.tools.length === 1) {
+    const call = auto.tools[0];
+    check(JSON.parse(call.function.arguments).city === "Paris", "trained: with city Paris", call.function.arguments);
+    const answer = await sameBothWays("tool result round trip", {
+      ...toolBody, messages: [...toolBody.messages,
+        { role: "assistant", content: null, tool_calls: [call] },
+        { role: "tool", tool_call_id: call.id, content: JSON.stringify({ city: "Paris", temperature: 21, condition: "sunny" }) }],
+    });
+    check(answer.finish === "stop" && answer.content.includes("21"), "trained: the answer uses the tool result", answer.content);
+  }
+}
+
+// 4. Completions with logprobs and usage.
+const comp = await client.completions.create({ model, prompt: "red blue green", max_tokens: 8, temperature: 0, logprobs: 3 });
+const lp = comp.choices[0].logprobs;
+check(lp && lp.tokens.length === comp.usage.completion_tokens && lp.token_logprobs.every((x) => x <= 0 && Number.isFinite(x)),
+      "completions: one finite logprob <= 0 per token", JSON.stringify(lp));
+check(lp && lp.top_logprobs.every((top, i) => Object.keys(top).length >= 1 &&
+      Math.max(...Object.values(top)) >= lp.token_logprobs[i] - 1e-6),
+      "completions: greedy token is the most probable of its top list");
+const chatLp = await client.chat.completions.create({ ...greedy, max_tokens: 6, logprobs: true, top_logprobs: 2,
+  messages: [{ role: "user", content: "hello" }] });
+const content = chatLp.choices[0].logprobs?.content ?? [];
+check(content.length === chatLp.usage.completion_tokens &&
+      content.every((t) => t.top_logprobs.length === 2 && t.top_logprobs[0].logprob >= t.top_logprobs[1].logprob &&
+                           Math.abs(t.top_logprobs[0].logprob - t.logprob) < 1e-5),
+      "chat logprobs: one entry per token, top-2 sorted, greedy token first", JSON.stringify(content.slice(0, 2)));
+
+// 5. 16 concurrent greedy streams equal 16 sequential runs.
+const prompts = Array.from({ length: 16 }, (_, i) => ({ ...greedy, max_tokens: 24,
+  messages: [{ role: "user", content: `What is ${i * 7} + ${i + 3}? ` + "word ".repeat(i) }] }));
+const together = await Promise.all(prompts.map((p) => streamChat(p)));
+const alone = [];
+for (const p of prompts) alone.push(await streamChat(p));
+const same = together.every((t, i) => t.reasoning === alone[i].reasoning && t.content === alone[i].content);
+check(same, "16 concurrent greedy streams equal 16 sequential runs",
+      JSON.stringify(together.map((t, i) => [t.content, alone[i].content]).filter(([a, b]) => a !== b).slice(0, 2)));
+
+// 6. A client that disconnects mid-stream frees its KV blocks.
+const controller = new AbortController();
+const long = await client.chat.completions.create(
+  { model, temperature: 1, max_tokens: 2000, stream: true, messages: [{ role: "user", content: "Tell a long story." }] },
+  { signal: controller.signal });
+let seen = 0, usedDuring = NaN;
+try {
+  for await (const _ of long) {
+    if (++seen === 4) { usedDuring = await metric("minimax:kv_blocks_used"); controller.abort(); }
+  }
+} catch (e) { /* aborted */ }
+let usedAfter = NaN, running = NaN;
+for (let i = 0; i < 100; i++) {
+  usedAfter = await metric("minimax:kv_blocks_used");
+  running = await metric("vllm:num_requests_running");
+  if (usedAfter === 0 && running === 0) break;
+  await new Promise((r) => setTimeout(r, 100));
+}
+check(usedDuring > 0 && usedAfter === 0 && running === 0, "disconnect mid-stream frees the request's KV blocks",
+      `used during ${usedDuring}, after ${usedAfter}, running ${running}`);
+
+// 7. Errors through the client: unknown model → 404, bad value → 400 naming the field.
+try { await client.chat.completions.create({ ...greedy, model: "nope", messages: [{ role: "user", content: "x" }] });
+      check(false, "unknown model is refused"); }
+catch (e) { check(e.status === 404, "unknown model → 404", `${e.status}`); }
+try { await client.chat.completions.create({ ...greedy, temperature: 9, messages: [{ role: "user", content: "x" }] });
+      check(false, "temperature 9 is refused"); }
+catch (e) { check(e.status === 400 && String(e.error?.param ?? e.param) === "temperature", "temperature 9 → 400 param temperature", `${e.status} ${JSON.stringify(e.error)}`); }
+
+console.log(failures === 0 ? "all client checks passed" : `${failures} client check(s) failed`);
+process.exit(failures === 0 ? 0 : 1);
