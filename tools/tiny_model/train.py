@@ -172,7 +172,8 @@ def cmd_train(args):
     stream = batches(data, args.budget, args.seed)
     for _ in range(step):  # replay the batch order up to the resumed step
         next(stream)
-    sparse_from = int(args.steps * args.sparse_from)
+    lr_steps = args.lr_steps or args.steps
+    sparse_from = int(lr_steps * args.sparse_from)
     log_tokens, log_start = 0, time.time()
     losses = []
     while step < args.steps:
@@ -180,7 +181,7 @@ def cmd_train(args):
         tokens, mask = collate(data, batch)
         use_sparse = step >= sparse_from
         for group in opt.param_groups:
-            group["lr"] = lr_at(step, args.steps, args.lr)
+            group["lr"] = lr_at(step, lr_steps, args.lr)
         prefix = data["prefixes"][data["group"][batch[0]]]
         target_mask = mask[:, 1:]
         logits, index_loss = net(tokens[:, :-1], use_sparse, prefix, only=target_mask)
@@ -202,7 +203,7 @@ def cmd_train(args):
             lm_avg = sum(a for a, _ in losses) / len(losses)
             il_avg = sum(b for _, b in losses) / len(losses)
             print(f"step {step}/{args.steps} epoch {epoch} lm {lm_avg:.4f} index {il_avg:.4f} "
-                  f"sparse {int(use_sparse)} lr {lr_at(step, args.steps, args.lr):.2e} "
+                  f"sparse {int(use_sparse)} lr {lr_at(step, lr_steps, args.lr):.2e} "
                   f"{log_tokens / (now - log_start):.0f} tok/s elapsed {elapsed:.0f}s", flush=True)
             log_tokens, log_start, losses = 0, now, []
         if step % 100 == 0 or step == args.steps:
@@ -257,6 +258,7 @@ def main():
     t.add_argument("--work", required=True)
     t.add_argument("--steps", type=int, required=True)
     t.add_argument("--seed", type=int, default=1)
+    t.add_argument("--lr-steps", type=int, help="cosine horizon and sparse start (default --steps)")
     t.add_argument("--lr", type=float, default=3e-3)
     t.add_argument("--budget", type=int, default=3072, help="padded tokens per batch")
     t.add_argument("--sparse-from", type=float, default=0.3, help="fraction of steps, dense before")
