@@ -49,7 +49,7 @@ expect() {  # expect NAME STATUS [PARAM] -- curl args...
   got=$(curl -s -o "$WORK/body" -w '%{http_code}' "$@")
   local ok=1
   [[ $got == "$status" ]] || ok=0
-  if [[ -n $param ]] && ! grep -q "\"param\":\"$param\"" "$WORK/body"; then ok=0; fi
+  if [[ -n $param ]] && ! grep -qF "\"param\":\"$param\"" "$WORK/body"; then ok=0; fi
   if [[ $status -ge 400 ]] && ! grep -q '"error":{"message"' "$WORK/body"; then ok=0; fi
   if [[ $ok == 1 ]]; then echo "ok   $name"; else
     echo "FAIL $name: got $got $(head -c 300 "$WORK/body")"; fails=$((fails + 1)); fi

@@ -130,9 +130,11 @@ const comp = await client.completions.create({ model, prompt: "red blue green", 
 const lp = comp.choices[0].logprobs;
 check(lp && lp.tokens.length === comp.usage.completion_tokens && lp.token_logprobs.every((x) => x <= 0 && Number.isFinite(x)),
       "completions: one finite logprob <= 0 per token", JSON.stringify(lp));
-check(lp && lp.top_logprobs.every((top, i) => Object.keys(top).length >= 1 &&
-      Math.max(...Object.values(top)) >= lp.token_logprobs[i] - 1e-6),
-      "completions: greedy token is the most probable of its top list");
+// (Positions whose top tokens share a spelling, e.g. two partial UTF-8 characters shown as
+// U+FFFD, have fewer keys in the legacy {text: logprob} map; they are skipped.)
+check(lp && lp.top_logprobs.every((top, i) => Object.keys(top).length < 3 ||
+      Math.max(...Object.values(top)) <= lp.token_logprobs[i] + 1e-5),
+      "completions: greedy token is the most probable of its top list", JSON.stringify(lp?.top_logprobs));
 const chatLp = await client.chat.completions.create({ ...greedy, max_tokens: 6, logprobs: true, top_logprobs: 2,
   messages: [{ role: "user", content: "hello" }] });
 const content = chatLp.choices[0].logprobs?.content ?? [];
@@ -154,7 +156,7 @@ check(same, "16 concurrent greedy streams equal 16 sequential runs",
 // 6. A client that disconnects mid-stream frees its KV blocks.
 const controller = new AbortController();
 const long = await client.chat.completions.create(
-  { model, temperature: 1, max_tokens: 2000, stream: true, messages: [{ role: "user", content: "Tell a long story." }] },
+  { model, temperature: 1, max_tokens: 1000, stream: true, messages: [{ role: "user", content: "Tell a long story." }] },
   { signal: controller.signal });
 let seen = 0, usedDuring = NaN;
 try {
