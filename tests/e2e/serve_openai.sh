@@ -9,9 +9,8 @@ WORK=$2
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 rm -rf "$WORK" && mkdir -p "$WORK"
 KEY=sk-test-key
-PIDS=()
-cleanup() { for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done; wait 2>/dev/null || true; }
-trap cleanup EXIT
+source "$ROOT/scripts/lib/server.sh"
+trap stop_servers EXIT
 
 MODEL=$ROOT/models/minimax-m3-tiny
 TRAINED=--trained
@@ -21,25 +20,8 @@ if [[ ! -f $MODEL/config.json ]]; then
   TRAINED=
 fi
 
-# Starts a server with the given extra flags; sets PORT from its log line.
-start_server() {
-  local log=$1
-  shift
-  "$MINIMAX" serve --model "$MODEL" --port 0 --served-model-name tiny --threads 2 "$@" \
-    2>"$log" &
-  PIDS+=($!)
-  for _ in $(seq 1 300); do
-    PORT=$(sed -n 's#.*on http://127.0.0.1:\([0-9]*\).*#\1#p' "$log" | head -1)
-    [[ -n $PORT ]] && return 0
-    kill -0 "${PIDS[-1]}" 2>/dev/null || { cat "$log"; echo "server exited"; exit 1; }
-    sleep 0.1
-  done
-  cat "$log"
-  echo "server did not start"
-  exit 1
-}
-
-start_server "$WORK/server.log" --api-key "$KEY" --max-model-len 2048
+start_server "$WORK/server.log" "$MODEL" --served-model-name tiny --threads 2 \
+  --api-key "$KEY" --max-model-len 2048
 URL=http://127.0.0.1:$PORT
 fails=0
 expect() {  # expect NAME STATUS [PARAM] -- curl args...
@@ -107,7 +89,8 @@ else
 fi
 
 # A full queue: one running sequence, one waiting; a burst gets 429 for the rest.
-start_server "$WORK/busy.log" --max-num-seqs 1 --max-waiting 1 --max-model-len 1024
+start_server "$WORK/busy.log" "$MODEL" --served-model-name tiny --threads 2 \
+  --max-num-seqs 1 --max-waiting 1 --max-model-len 1024
 BUSY=http://127.0.0.1:$PORT/v1/completions
 CURLS=()
 for i in 1 2 3 4 5 6; do

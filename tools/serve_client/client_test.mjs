@@ -156,7 +156,7 @@ check(same, "16 concurrent greedy streams equal 16 sequential runs",
 // 6. A client that disconnects mid-stream frees its KV blocks.
 const controller = new AbortController();
 const long = await client.chat.completions.create(
-  { model, temperature: 1, max_tokens: 1000, stream: true, messages: [{ role: "user", content: "Tell a long story." }] },
+  { model, temperature: 1, max_tokens: 1000, ignore_eos: true, stream: true, messages: [{ role: "user", content: "Tell a long story." }] },
   { signal: controller.signal });
 let seen = 0, usedDuring = NaN;
 try {

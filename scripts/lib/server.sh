@@ -1,0 +1,34 @@
+# Shell helpers to run `minimax serve` in the background (sourced by scripts/run_default.sh and the
+# server end-to-end tests). Needs MINIMAX (the binary) set by the caller.
+
+SERVER_PIDS=()
+
+# start_server LOG MODEL_DIR [serve flags...]: starts a server on a free port, waits until it
+# listens and sets PORT. Fails (printing the log) if it exits or does not start within 60 s.
+start_server() {
+  local log=$1 model=$2
+  shift 2
+  "$MINIMAX" serve --model "$model" --port 0 "$@" 2>"$log" &
+  SERVER_PIDS+=($!)
+  local pid=$!
+  for _ in $(seq 1 600); do
+    PORT=$(sed -n 's#.* on http://[^:]*:\([0-9]*\) .*#\1#p' "$log" | head -1)
+    [[ -n $PORT ]] && return 0
+    if ! kill -0 "$pid" 2>/dev/null; then
+      cat "$log" >&2
+      echo "minimax serve exited before listening (log: $log)" >&2
+      return 1
+    fi
+    sleep 0.1
+  done
+  cat "$log" >&2
+  echo "minimax serve did not start within 60 s (log: $log)" >&2
+  return 1
+}
+
+# stop_servers: SIGTERM to every server started here, then waits for them.
+stop_servers() {
+  for pid in "${SERVER_PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${SERVER_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  SERVER_PIDS=()
+}
