@@ -2,6 +2,7 @@
 // runs the serving gates (gates/gates.h) against running OpenAI-compatible servers and prints one
 // table. Exit status: 0 all gates pass, 1 a gate failed, 2 usage or connection errors (the
 // message names the URL).
+#include <algorithm>
 #include <charconv>
 #include <cstdio>
 #include <cstdlib>
@@ -22,6 +23,7 @@ struct GatesArgs {
   std::string model;
   std::string seed = "1";
   std::string timeout = "600";
+  std::string require;  // comma-separated gate names; "" = all
   bool json = false;
 };
 
@@ -63,6 +65,22 @@ gates::OpenAiClient connect(const std::string& url, const char* flag, const Gate
   return client;
 }
 
+// "a,b , c" → {"a", "b", "c"}.
+std::vector<std::string> split_names(const std::string& text) {
+  std::vector<std::string> names;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find(',', start);
+    if (end == std::string::npos) end = text.size();
+    std::string name = text.substr(start, end - start);
+    name.erase(0, name.find_first_not_of(' '));
+    name.erase(name.find_last_not_of(' ') + 1);
+    if (!name.empty()) names.push_back(name);
+    start = end + 1;
+  }
+  return names;
+}
+
 void run_gates_command(const GatesArgs& args, const std::vector<std::string>& extras) {
   if (!extras.empty()) exit_with(2, "unexpected argument \"" + extras.front() + "\" (see --help)");
   if (args.url.empty()) exit_with(2, "--url is required (e.g. --url http://127.0.0.1:8000)");
@@ -82,7 +100,23 @@ void run_gates_command(const GatesArgs& args, const std::vector<std::string>& ex
       args.json ? gates::results_json(results).dump(2) + "\n" : gates::format_table(results);
   std::fputs(printed.c_str(), stdout);
   std::fflush(stdout);
-  if (!gates::all_passed(results)) std::exit(1);
+  // --require narrows which failures fail the run; the others stay in the table as measured.
+  std::vector<std::string> required = split_names(args.require);
+  for (const std::string& name : required)
+    if (std::none_of(results.begin(), results.end(),
+                     [&](const gates::GateResult& r) { return r.gate == name; }))
+      exit_with(2, "--require: no gate named \"" + name + "\" ran");
+  bool failed = false;
+  std::string reported_only;
+  for (const gates::GateResult& r : results) {
+    const bool counts =
+        required.empty() || std::find(required.begin(), required.end(), r.gate) != required.end();
+    if (!r.passed && counts) failed = true;
+    if (!r.passed && !counts) reported_only += (reported_only.empty() ? "" : ", ") + r.gate;
+  }
+  if (!reported_only.empty())
+    std::fprintf(stdout, "failed but not required (--require): %s\n", reported_only.c_str());
+  if (failed) std::exit(1);
 }
 
 }  // namespace
@@ -101,6 +135,9 @@ void register_gates(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "Seed of the fresh problems (golden prompts are fixed)");
   cmd->add_option("--timeout", args->timeout, "Seconds to wait for each reply (600)");
   cmd->add_flag("--json", args->json, "Print the results as JSON instead of a table");
+  cmd->add_option("--require", args->require,
+                  "Comma-separated gate names whose failure fails the run (default: every gate; "
+                  "the others are still run and printed)");
   cmd->allow_extras();  // unknown arguments are reported by the command, with exit status 2
   cmd->footer("Exit status: 0 all gates pass, 1 a gate failed, 2 usage or connection error.");
   cmd->callback([cmd, args] { run_gates_command(*args, cmd->remaining()); });
