@@ -1,0 +1,61 @@
+#!/usr/bin/python3
+"""Teacher-forced loss and next-token accuracy of a training state on the assistant tokens of
+held-out problems, per task: finer-grained than exact-match accuracy while the model is weak.
+
+    token_accuracy.py --state state.pt --tokenizer tokenizer.json --minimax BIN [--per-task 20]"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import model as tiny  # noqa: E402
+import tasks  # noqa: E402
+import train  # noqa: E402
+
+SALT = 5 << 40
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--state", required=True)
+    parser.add_argument("--tokenizer", required=True)
+    parser.add_argument("--minimax", required=True)
+    parser.add_argument("--per-task", type=int, default=20)
+    args = parser.parse_args()
+    torch.set_num_threads(1)
+    net = tiny.TinyM3(tiny.text_config(train.PADDED_VOCAB))
+    net.load_state_dict(torch.load(args.state)["model"])
+    print("task        loss/token  token accuracy")
+    for name in ("arithmetic", "copy", "recall", "tool", "needle"):
+        texts, owners = [], []
+        for i in range(args.per_task):
+            problem = tasks.GENERATORS[name](tasks.Rng(SALT + i))
+            for text, target in tasks.render(problem):
+                texts.append(text)
+                owners.append((i, target))
+        pieces = train.encode_lines(args.minimax, args.tokenizer, texts)
+        sequences = {}
+        for (i, target), piece in zip(owners, pieces):
+            ids, mask = sequences.setdefault(i, ([], []))
+            ids.extend(piece)
+            mask.extend([target] * len(piece))
+        total = count = correct = 0
+        for ids, mask in sequences.values():
+            with torch.no_grad():
+                logits, _ = net(torch.tensor([ids]), True)
+            logp = torch.log_softmax(logits[0, :-1], -1)
+            target = torch.tensor(ids[1:])
+            m = torch.tensor(mask[1:])
+            total += -logp[torch.arange(len(target)), target][m].sum().item()
+            correct += (logits[0, :-1].argmax(-1)[m] == target[m]).sum().item()
+            count += m.sum().item()
+        print(f"{name:11s} {total / count:10.3f}  {correct / count:14.3f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
