@@ -29,6 +29,10 @@ echo "== tests"
 label_args=(-LE slow)
 if [[ "${MINIMAX_SLOW:-0}" == 1 ]]; then label_args=(); fi
 ctest --test-dir build -j"$JOBS" --output-on-failure "${label_args[@]}"
+# The serving gates' tables (tests/e2e/gates_tiny_model.sh) belong in CI's log even when they pass.
+for table in build/tests/e2e_gates_tiny_model/gates_*.txt; do
+  [[ -f $table ]] && { echo "== $(basename "$table" .txt)"; cat "$table"; }
+done
 
 if [[ "${MINIMAX_SKIP_SANITIZERS:-0}" != 1 ]]; then
   echo "== unit tests under ASan + UBSan"
