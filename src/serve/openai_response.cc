@@ -270,10 +270,14 @@ Json completion_json(const ResponseMeta& meta, std::span<const CompletionChoice>
                      const Usage& usage, const std::optional<Json>& prompt_logprobs) {
   Json out = header(meta, "text_completion");
   Json list = Json::array();
-  for (const CompletionChoice& c : choices) list.push_back(completion_choice(c));
+  for (const CompletionChoice& c : choices) {
+    Json choice = completion_choice(c);
+    // vLLM puts a completion's prompt logprobs in each choice (chat has them at the top level).
+    if (prompt_logprobs) choice["prompt_logprobs"] = *prompt_logprobs;
+    list.push_back(std::move(choice));
+  }
   out["choices"] = std::move(list);
   out["usage"] = usage_json(usage);
-  if (prompt_logprobs) out["prompt_logprobs"] = *prompt_logprobs;
   return out;
 }
 

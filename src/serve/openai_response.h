@@ -129,7 +129,7 @@ struct CompletionChoice {
   std::optional<nlohmann::ordered_json> logprobs;  // completion_logprobs_json(...) or null
 };
 // {"id","object":"text_completion","created","model","choices":[{"index","text","logprobs",
-// "finish_reason"}],"usage"[,"prompt_logprobs"]}
+// "finish_reason"[,"prompt_logprobs"]}],"usage"}; prompt_logprobs in every choice, as vLLM does.
 nlohmann::ordered_json completion_json(
     const ResponseMeta& meta, std::span<const CompletionChoice> choices, const Usage& usage,
     const std::optional<nlohmann::ordered_json>& prompt_logprobs = std::nullopt);

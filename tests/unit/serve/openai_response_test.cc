@@ -274,6 +274,13 @@ TEST(OpenAiCompletionResponse, WholeAndChunks) {
   EXPECT_EQ(keys(whole["choices"][0]), (Keys{"index", "text", "logprobs", "finish_reason"}));
   EXPECT_EQ(whole["choices"][0]["finish_reason"], "stop");
   EXPECT_TRUE(whole["choices"][0]["logprobs"].is_object());
+  // vLLM's place for a completion's prompt logprobs: inside the choice, not at the top level.
+  Json with_prompt =
+      completion_json(meta, std::span(&choice, 1), Usage{2, 1, 0}, Json::parse("[null]"));
+  EXPECT_EQ(keys(with_prompt), (Keys{"id", "object", "created", "model", "choices", "usage"}));
+  EXPECT_EQ(keys(with_prompt["choices"][0]),
+            (Keys{"index", "text", "logprobs", "finish_reason", "prompt_logprobs"}));
+  EXPECT_EQ(with_prompt["choices"][0]["prompt_logprobs"], Json::parse("[null]"));
 
   Json chunk = completion_chunk(meta, CompletionChoice{1, "te", "", std::nullopt});
   EXPECT_EQ(keys(chunk), (Keys{"id", "object", "created", "model", "choices", "usage"}));
