@@ -76,7 +76,7 @@ std::optional<ApiError> run_choices(ChatCall& call, const ChunkWrite* write) {
       if (!stream) continue;
       for (Json& chunk : chat_delta_chunks(call.meta, i, delta, lp, call.fields.logprobs)) {
         if (call.fields.continuous_usage_stats) chunk["usage"] = usage_json(call.usage());
-        if (!emit(chunk)) return internal_error("client disconnected");
+        if (!emit(chunk)) return client_gone();
       }
     }
     if (!event.finished) continue;
@@ -86,9 +86,8 @@ std::optional<ApiError> run_choices(ChatCall& call, const ChunkWrite* write) {
         chat_finish_reason(event.finish_reason, !choice.parser->result().tool_calls.empty());
     if (!stream) continue;
     for (const Json& chunk : chat_delta_chunks(call.meta, i, tail))
-      if (!emit(chunk)) return internal_error("client disconnected");
-    if (!emit(chat_finish_chunk(call.meta, i, choice.finish_reason)))
-      return internal_error("client disconnected");
+      if (!emit(chunk)) return client_gone();
+    if (!emit(chat_finish_chunk(call.meta, i, choice.finish_reason))) return client_gone();
   }
 }
 
@@ -100,7 +99,7 @@ void stream_chat(const std::shared_ptr<ChatCall>& call, const ChunkWrite& write)
     }
   if (std::optional<ApiError> error = run_choices(*call, &write)) {
     cancel_all(call->streams);
-    if (error->message == "client disconnected") return;
+    if (is_client_gone(*error)) return;
     write(sse_error(*error));
     write(sse_done());
     return;

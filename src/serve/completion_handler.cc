@@ -80,7 +80,7 @@ std::optional<ApiError> run_completion(CompletionCall& call, const ChunkWrite* w
     if (event.finished) choice.finish_reason = event.finish_reason;
     Json chunk = completion_chunk(call.meta, choice);
     if (call.fields.continuous_usage_stats) chunk["usage"] = usage_json(call.usage());
-    if (!(*write)(sse_event(chunk))) return internal_error("client disconnected");
+    if (!(*write)(sse_event(chunk))) return client_gone();
   }
 }
 
@@ -98,7 +98,7 @@ void stream_completion(const std::shared_ptr<CompletionCall>& call, const ChunkW
   }
   if (std::optional<ApiError> error = run_completion(*call, &write)) {
     cancel_all(call->streams);
-    if (error->message == "client disconnected") return;
+    if (is_client_gone(*error)) return;
     write(sse_error(*error));
     write(sse_done());
     return;

@@ -132,6 +132,10 @@ std::optional<ApiError> finish_error(const EngineEvent& event, double timeout_se
   return std::nullopt;
 }
 
+ApiError client_gone() { return internal_error("client disconnected"); }
+
+bool is_client_gone(const ApiError& error) { return error.message == client_gone().message; }
+
 HttpReply json_reply(int status, const nlohmann::ordered_json& body) {
   HttpReply reply;
   reply.status = status;

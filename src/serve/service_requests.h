@@ -51,6 +51,11 @@ std::vector<std::optional<PromptTokenLogprobs>> prompt_logprob_entries(
 // nullopt for "stop" / "length".
 std::optional<ApiError> finish_error(const EngineEvent& event, double timeout_seconds);
 
+// What a handler's run loop returns when a streamed write fails: the client has left, so the
+// requests are cancelled and nothing more is written (not even an error event).
+ApiError client_gone();
+bool is_client_gone(const ApiError& error);
+
 HttpReply json_reply(int status, const nlohmann::ordered_json& body);
 HttpReply error_reply(const ApiError& error);
 
