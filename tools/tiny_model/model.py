@@ -14,20 +14,21 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 
-def text_config(vocab_size):
-    layers = 4
+def text_config(vocab_size, hidden=128, layers=4, heads=4):
+    """The bundled model's shape (hidden 128, 4 layers, 4 heads); the other sizes keep its ratios
+    (head dim 32, 2 KV heads = 2 index heads, expert width = hidden, dense FFN = 3 x hidden)."""
     return {
         "architectures": ["MiniMaxM3SparseForCausalLM"],
         "attention_output_gate": False,
-        "dense_intermediate_size": 384,
+        "dense_intermediate_size": 3 * hidden,
         "head_dim": 32,
         "hidden_act": "swigluoai",
-        "hidden_size": 128,
-        "intermediate_size": 128,
+        "hidden_size": hidden,
+        "intermediate_size": hidden,
         "max_position_embeddings": 4096,
         "moe_layer_freq": [0] + [1] * (layers - 1),
         "n_shared_experts": 1,
-        "num_attention_heads": 4,
+        "num_attention_heads": heads,
         "num_experts_per_tok": 2,
         "num_hidden_layers": layers,
         "num_key_value_heads": 2,
@@ -41,7 +42,7 @@ def text_config(vocab_size):
         "rotary_dim": 16,
         "routed_scaling_factor": 2.0,
         "scoring_func": "sigmoid",
-        "shared_intermediate_size": 128,
+        "shared_intermediate_size": hidden,
         "sparse_attention_config": {
             "sparse_attention_freq": [0] + [1] * (layers - 1),
             "sparse_block_size": 16,
@@ -69,12 +70,13 @@ def gemma_norm(x, weight, eps):
     return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps) * (1.0 + weight)
 
 
-def rope_tables(T, rotary_dim, theta):
+def rope_tables(T, rotary_dim, theta, device=None):
+    # Built on the CPU in float32 (the engine's angle), then moved: the same values on any device.
     exponent = torch.arange(0, rotary_dim, 2, dtype=torch.float32) / rotary_dim
     inv_freq = 1.0 / (torch.tensor(float(theta), dtype=torch.float32) ** exponent)
     angle = torch.arange(T, dtype=torch.float32)[:, None] * inv_freq[None, :]
     emb = torch.cat([angle, angle], dim=-1)
-    return emb.cos(), emb.sin()  # [T, r]
+    return emb.cos().to(device), emb.sin().to(device)  # [T, r]
 
 
 def rope(x, cos, sin):
@@ -129,7 +131,7 @@ class Moe(nn.Module):
         picked = scores.gather(1, chosen)
         weights = picked / picked.sum(-1, keepdim=True) * self.scale
         out = torch.zeros_like(x2)
-        load = torch.zeros(len(self.experts))
+        load = torch.zeros(len(self.experts), device=x.device)
         for e, expert in enumerate(self.experts):
             rows, slot = torch.nonzero(chosen == e, as_tuple=True)
             load[e] = rows.numel()
@@ -192,8 +194,8 @@ class Attention(nn.Module):
         topk blocks, else its local block plus the topk-1 best others. own: [S] local blocks."""
         nb = scores.shape[-1]
         S = own.shape[0]
-        forced = torch.zeros(S, nb, dtype=torch.bool)
-        forced[torch.arange(S), own] = True
+        forced = torch.zeros(S, nb, dtype=torch.bool, device=scores.device)
+        forced[torch.arange(S, device=scores.device), own] = True
         ranked = scores.masked_fill(forced, float("inf"))
         top = torch.topk(ranked, min(self.topk, nb), dim=-1).indices
         return torch.zeros_like(scores, dtype=torch.bool).scatter_(-1, top, True)
@@ -226,13 +228,14 @@ class Attention(nn.Module):
         kt = k.permute(0, 2, 3, 1)  # [B, KV, d, L]
         vg = v.transpose(1, 2)  # [B, KV, L, d]
         logits = (qg @ kt).view(B, self.KV, group, S, L) / math.sqrt(self.d)
-        visible = torch.arange(L)[None, :] <= torch.arange(P, L)[:, None]  # [S, L]
+        at = torch.arange(L, device=x.device)
+        visible = at[None, :] <= at[P:, None]  # [S, L]
         logits = logits.masked_fill(~visible, float("-inf"))
         index_loss = None
         if self.sparse:
             scores = self.block_scores(iq, ik, visible)  # [B, G, S, nb]
             nb = scores.shape[-1]
-            own = torch.arange(P, L) // self.block
+            own = at[P:] // self.block
             chooses = own + 1 > self.topk  # only these queries choose anything
             if chooses.any():
                 with torch.no_grad():
@@ -280,14 +283,16 @@ class TinyM3(nn.Module):
         self.norm = nn.Parameter(torch.zeros(c["hidden_size"]))
         self.lm_head = linear(c["vocab_size"], c["hidden_size"])
 
-    def forward(self, tokens, use_sparse, prefix=None, only=None):
-        """tokens [B, S]; prefix: 1-D tokens shared by every row, placed before them and run
-        without gradient (the fixed system / tools header of every conversation)."""
+    def forward(self, tokens, use_sparse, prefix=None, only=None, prefix_grad=False):
+        """tokens [B, S]; prefix: 1-D tokens shared by every row, placed before them and run once
+        as a batch of one (the fixed system / tools header of every conversation); with
+        prefix_grad the rows' gradients flow back through its keys and values."""
         P = 0 if prefix is None else prefix.shape[0]
-        cos, sin = rope_tables(P + tokens.shape[1], self.c["rotary_dim"], self.c["rope_theta"])
+        cos, sin = rope_tables(P + tokens.shape[1], self.c["rotary_dim"], self.c["rope_theta"],
+                               tokens.device)
         pasts = [None] * len(self.layers)
         if prefix is not None:
-            with torch.no_grad():
+            with torch.set_grad_enabled(prefix_grad and torch.is_grad_enabled()):
                 h = self.embed[prefix[None]]
                 for i, layer in enumerate(self.layers):
                     h, _, pasts[i] = layer(h, cos, sin, use_sparse)
@@ -339,7 +344,7 @@ class TinyM3(nn.Module):
         result = {}
         for name, value in out.items():
             dtype, t = value if isinstance(value, tuple) else ("BF16", value)
-            result[name] = (dtype, t.detach().float().numpy())
+            result[name] = (dtype, t.detach().float().cpu().numpy())
         return result
 
 

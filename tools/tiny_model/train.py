@@ -1,8 +1,8 @@
 #!/usr/bin/python3
 """Trains the tiny MiniMax-M3 model on the synthetic tasks (docs/tiny_model_tasks.md).
 
-    train.py data  --minimax BIN --work DIR [--train N]     # tokenizer + tokenized training set
-    train.py train --work DIR --steps S [--seed 1]           # resumable (DIR/state.pt every 100 steps)
+    train.py data  --minimax BIN --work DIR [--train N]     # tokenizer, train.npz, heldout.npz
+    train.py train --work DIR (--steps S | --time-budget SEC) [--out DIR]  # resumable (OUT/state.pt)
     train.py export --work DIR --output models/minimax-m3-tiny
 
 Everything is seeded (data seeds, tokenizer, init, batch order); torch on another machine or
@@ -26,6 +26,7 @@ import torch
 import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import evaluate  # noqa: E402
 import model as tiny  # noqa: E402
 import tasks  # noqa: E402
 
@@ -42,60 +43,91 @@ def encode_lines(minimax, tokenizer, texts):
     return [json.loads(line) for line in result.stdout.splitlines()]
 
 
-def cmd_data(args):
-    os.makedirs(args.work, exist_ok=True)
-    corpus = os.path.join(args.work, "corpus.jsonl")
-    with open(corpus, "w") as f:
-        for i in range(2000):
-            text = "".join(t for t, _ in tasks.render(tasks.sample(TRAIN_SALT + 10**9 + i)))
-            f.write(json.dumps(re.sub(r"[0-9]", "", text)) + "\n")
-    tokenizer = os.path.join(args.work, "tokenizer.json")
-    subprocess.run([args.minimax, "tokenizer", "train", "--corpus", corpus, "--vocab-size",
-                    str(VOCAB), "--output", tokenizer], check=True)
-    t0 = time.time()
+def tokenize_problems(minimax, tokenizer, problems):
+    """(token lists, target-mask lists) of whole rendered conversations."""
     segments, owners = [], []
-    kinds = []
-    for i in range(args.train):
-        problem = tasks.sample(TRAIN_SALT + i)
-        kinds.append(problem["task"])
+    for i, problem in enumerate(problems):
         for text, target in tasks.render(problem):
             segments.append(text)
             owners.append((i, target))
-    print(f"rendered {args.train} conversations in {time.time() - t0:.0f}s", flush=True)
-    ids = encode_lines(args.minimax, tokenizer, segments)
-    tokens = [[] for _ in range(args.train)]
-    targets = [[] for _ in range(args.train)]
+    ids = encode_lines(minimax, tokenizer, segments)
+    tokens = [[] for _ in problems]
+    targets = [[] for _ in problems]
     for (i, target), piece in zip(owners, ids):
         tokens[i].extend(piece)
         targets[i].extend([target] * len(piece))
+    return tokens, targets
+
+
+def save_packed(path, tokens, targets, kinds, begin_token):
+    """One compressed .npz: each conversation cut after its third `]~b]` (system, developer,
+    user) into a header (one of a few fixed token strings: thinking mode x tools, stored once)
+    and the rest, concatenated. Small enough to carry to another machine."""
+    headers, group, rest, rest_targets = {}, [], [], []
+    for t, m in zip(tokens, targets):
+        t, m = np.array(t, dtype=np.uint16), np.array(m, dtype=np.bool_)
+        at = np.nonzero(t == begin_token)[0][2] + 1
+        assert not m[:at].any()
+        group.append(headers.setdefault(t[:at].tobytes(), len(headers)))
+        rest.append(t[at:])
+        rest_targets.append(m[at:])
+    names = sorted(set(kinds))
+    prefixes = [np.frombuffer(k, dtype=np.uint16) for k in headers]
+    np.savez_compressed(
+        path + ".tmp.npz", tokens=np.concatenate(rest), targets=np.concatenate(rest_targets),
+        lengths=np.array([len(r) for r in rest], dtype=np.int32),
+        group=np.array(group, dtype=np.int16),
+        prefixes=np.concatenate(prefixes), prefix_lengths=[len(p) for p in prefixes],
+        kind_names=np.array(names), kinds=np.array([names.index(k) for k in kinds], np.int16))
+    os.replace(path + ".tmp.npz", path)
+
+
+def load_packed(path):
+    """The dict batches() / collate() read: per-conversation token and target arrays (after the
+    header), their header group, the headers, and each conversation's task name."""
+    z = np.load(path)
+    cuts = np.cumsum(z["lengths"])[:-1]
+    pcuts = np.cumsum(z["prefix_lengths"])[:-1]
+    names = list(z["kind_names"])
+    return {"tokens": np.split(z["tokens"].astype(np.int64), cuts),
+            "targets": np.split(z["targets"], cuts), "group": [int(g) for g in z["group"]],
+            "prefixes": [torch.from_numpy(p) for p in np.split(z["prefixes"].astype(np.int64),
+                                                                 pcuts)],
+            "kinds": [str(names[k]) for k in z["kinds"]]}
+
+
+def cmd_data(args):
+    os.makedirs(args.work, exist_ok=True)
+    tokenizer = os.path.join(args.work, "tokenizer.json")
+    if args.tokenizer:
+        shutil.copy(args.tokenizer, tokenizer)
+    else:
+        corpus = os.path.join(args.work, "corpus.jsonl")
+        with open(corpus, "w") as f:
+            for i in range(2000):
+                text = "".join(t for t, _ in tasks.render(tasks.sample(TRAIN_SALT + 10**9 + i)))
+                f.write(json.dumps(re.sub(r"[0-9]", "", text)) + "\n")
+        subprocess.run([args.minimax, "tokenizer", "train", "--corpus", corpus, "--vocab-size",
+                        str(VOCAB), "--output", tokenizer], check=True)
+    tok = json.load(open(tokenizer))
+    begin = {a["content"]: a["id"] for a in tok["added_tokens"]}["]~b]"]
+    t0 = time.time()
+    problems = [tasks.sample(TRAIN_SALT + i) for i in range(args.train)]
+    tokens, targets = tokenize_problems(args.minimax, tokenizer, problems)
     # The concatenation of segments must equal the encoding of the whole text (checked on some).
     whole = encode_lines(args.minimax, tokenizer, [
-        "".join(t for t, _ in tasks.render(tasks.sample(TRAIN_SALT + i))) for i in range(50)])
+        "".join(t for t, _ in tasks.render(problems[i])) for i in range(50)])
     assert all(w == tokens[i] for i, w in enumerate(whole)), "segment encoding differs"
     lengths = np.array([len(t) for t in tokens])
-    print(f"tokens: total {lengths.sum()}, mean {lengths.mean():.0f}, max {lengths.max()}",
-          flush=True)
-    torch.save({"tokens": [np.array(t, dtype=np.int16) for t in tokens],
-                "targets": [np.array(t, dtype=np.bool_) for t in targets], "kinds": kinds},
-               os.path.join(args.work, "data.pt"))
-
-
-def split_prefixes(data, begin_token):
-    """Cuts every conversation after its third `]~b]` (system, developer, user): the header
-    before it is one of a few fixed token strings (thinking mode x tools), run once per batch."""
-    prefixes, keys = {}, []
-    for i, t in enumerate(data["tokens"]):
-        at = np.nonzero(t == begin_token)[0][2] + 1
-        assert not data["targets"][i][:at].any()
-        key = t[:at].tobytes()
-        prefixes.setdefault(key, torch.from_numpy(t[:at].astype(np.int64)))
-        keys.append(key)
-        data["tokens"][i] = t[at:]
-        data["targets"][i] = data["targets"][i][at:]
-    order = sorted(prefixes)
-    data["group"] = [order.index(k) for k in keys]
-    data["prefixes"] = [prefixes[k] for k in order]
-    print("header lengths:", [len(p) for p in data["prefixes"]], flush=True)
+    print(f"{args.train} conversations in {time.time() - t0:.0f}s; tokens: total "
+          f"{lengths.sum()}, mean {lengths.mean():.0f}, max {lengths.max()}", flush=True)
+    save_packed(os.path.join(args.work, "train.npz"), tokens, targets,
+                [p["task"] for p in problems], begin)
+    # Held-out: exactly the problems evaluate.py runs through the engine.
+    held = evaluate.problems(args.heldout)
+    tokens, targets = tokenize_problems(args.minimax, tokenizer, [p for _, p in held])
+    save_packed(os.path.join(args.work, "heldout.npz"), tokens, targets, [n for n, _ in held],
+                begin)
 
 
 def batches(data, budget, seed):
@@ -133,7 +165,7 @@ def collate(data, batch):
     tokens = torch.zeros(len(batch), T, dtype=torch.long)
     mask = torch.zeros(len(batch), T, dtype=torch.bool)
     for row, i in enumerate(batch):
-        t = torch.from_numpy(data["tokens"][i].astype(np.int64))
+        t = torch.from_numpy(data["tokens"][i])
         tokens[row, :len(t)] = t
         mask[row, :len(t)] = torch.from_numpy(data["targets"][i])
     return tokens, mask
@@ -147,44 +179,153 @@ def lr_at(step, steps, peak):
     return peak * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * min(1.0, progress))))
 
 
+@torch.no_grad()
+def heldout_scores(net, data, device, budget):
+    """Per task: (exact, n, token accuracy) under teacher forcing on the assistant tokens. A
+    conversation is exact when every assistant token is the argmax, which is exactly when greedy
+    decoding reproduces it (what evaluate.py measures through the engine)."""
+    net.eval()
+    exact, total, right, count = {}, {}, {}, {}
+    order = sorted(range(len(data["tokens"])), key=lambda i: (data["group"][i],
+                                                              len(data["tokens"][i])))
+    batch = []
+    for n, i in enumerate(order + [None]):
+        if batch and (i is None or data["group"][i] != data["group"][batch[0]] or
+                      len(data["tokens"][i]) * (len(batch) + 1) > budget):
+            tokens, mask = collate(data, batch)
+            tokens, mask = tokens.to(device), mask.to(device)
+            target_mask = mask[:, 1:]
+            logits, _ = net(tokens[:, :-1], True, data["prefixes"][data["group"][batch[0]]].to(
+                device), only=target_mask)
+            good = logits.argmax(-1) == tokens[:, 1:][target_mask]
+            rows = torch.nonzero(target_mask)[:, 0]
+            wrong = torch.zeros(len(batch), device=device).index_add_(0, rows, (~good).float())
+            for row, j in enumerate(batch):
+                kind = data["kinds"][j]
+                total[kind] = total.get(kind, 0) + 1
+                exact[kind] = exact.get(kind, 0) + int(wrong[row].item() == 0)
+                right[kind] = right.get(kind, 0) + int((target_mask[row].sum() -
+                                                        wrong[row]).item())
+                count[kind] = count.get(kind, 0) + int(target_mask[row].sum().item())
+            batch = []
+        if i is not None:
+            batch.append(i)
+    net.train()
+    return {k: (exact[k], total[k], right[k] / count[k]) for k in sorted(total)}
+
+
+def save_weights(path, net, info):
+    """The weights alone as a plain .npz (readable by any numpy and torch version): the matrices
+    the export stores in BF16 already rounded to BF16 (as uint16 bits: half the bytes, the same
+    exported checkpoint); the router and the 1-D tensors float32."""
+    arrays = {"info": np.array(json.dumps(info))}
+    for k, v in net.state_dict().items():
+        v = v.detach().cpu()
+        if v.dim() == 2 and not k.endswith("router"):
+            arrays["bf16:" + k] = v.to(torch.bfloat16).view(torch.int16).numpy()
+        else:
+            arrays["f32:" + k] = v.float().numpy()
+    with open(path + ".tmp", "wb") as f:
+        np.savez(f, **arrays)
+    os.replace(path + ".tmp", path)
+
+
+def load_weights(path):
+    """(state dict in float32, info) from save_weights."""
+    z = np.load(path)
+    state = {}
+    for key in z.files:
+        kind, _, name = key.partition(":")
+        if kind == "bf16":
+            state[name] = torch.from_numpy(z[key]).view(torch.bfloat16).float()
+        elif kind == "f32":
+            state[name] = torch.from_numpy(z[key])
+    return state, json.loads(str(z["info"]))
+
+
+def shape_of(args, state):
+    if state is not None and "shape" in state:
+        return state["shape"]
+    return {"hidden": args.hidden, "layers": args.layers, "heads": args.heads}
+
+
 def cmd_train(args):
+    device = torch.device(args.device or ("cuda" if torch.cuda.is_available() else "cpu"))
     torch.set_num_threads(args.threads)
+    torch.backends.cuda.matmul.allow_tf32 = False  # float32 as on the CPU: same function
     torch.manual_seed(args.seed)
-    data = torch.load(os.path.join(args.work, "data.pt"))
-    tok = json.load(open(os.path.join(args.work, "tokenizer.json")))
-    begin = {a["content"]: a["id"] for a in tok["added_tokens"]}["]~b]"]
-    split_prefixes(data, begin)
-    config = tiny.text_config(PADDED_VOCAB)
-    net = tiny.TinyM3(config)
+    data = load_packed(os.path.join(args.work, "train.npz"))
+    heldout_path = os.path.join(args.work, "heldout.npz")
+    heldout = load_packed(heldout_path) if os.path.exists(heldout_path) else None
+    out = args.out or args.work
+    os.makedirs(out, exist_ok=True)
+    state_path = os.path.join(out, "state.pt")
+    state = torch.load(state_path, map_location="cpu") if os.path.exists(state_path) else None
+    shape = shape_of(args, state)
+    config = tiny.text_config(PADDED_VOCAB, **shape)
+    net = tiny.TinyM3(config).to(device)
     decay = [p for n, p in net.named_parameters() if p.dim() == 2]
     rest = [p for n, p in net.named_parameters() if p.dim() != 2]
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.05},
                              {"params": rest, "weight_decay": 0.0}], lr=args.lr,
                             betas=(0.9, 0.95))
-    state_path = os.path.join(args.work, "state.pt")
     step, elapsed = 0, 0.0
-    if os.path.exists(state_path):
-        state = torch.load(state_path)
+    steps, lr_steps = args.steps, args.lr_steps or args.steps
+    if state is not None:
         net.load_state_dict(state["model"])
         opt.load_state_dict(state["opt"])
         step, elapsed = state["step"], state["elapsed"]
+        if not args.steps:
+            steps = lr_steps = state["steps"]
         print(f"resumed at step {step}", flush=True)
+    print(f"device {device}, shape {shape}, parameters "
+          f"{sum(p.numel() for p in net.parameters())}, conversations {len(data['tokens'])}",
+          flush=True)
     stream = batches(data, args.budget, args.seed)
     for _ in range(step):  # replay the batch order up to the resumed step
         next(stream)
-    lr_steps = args.lr_steps or args.steps
-    sparse_from = int(lr_steps * args.sparse_from)
-    log_tokens, log_start = 0, time.time()
-    losses = []
-    while step < args.steps:
+    start = time.time() - elapsed
+
+    def save(final=False):
+        torch.save({"model": net.state_dict(), "opt": opt.state_dict(), "step": step,
+                    "steps": steps, "elapsed": time.time() - start, "shape": shape,
+                    "args": vars(args)}, state_path + ".tmp")
+        os.replace(state_path + ".tmp", state_path)
+        if args.export_model:  # weights only, small enough to bring back from another machine
+            save_weights(args.export_model, net, {"step": step, "steps": steps, "shape": shape})
+
+    def evaluate_now():
+        if heldout is None:
+            return
+        t0 = time.time()
+        scores = heldout_scores(net, heldout, device, args.budget)
+        print(f"heldout step {step} " + " ".join(
+            f"{k.replace(' ', '')} {e}/{n} ({a:.3f})" for k, (e, n, a) in scores.items()) +
+            f" [{time.time() - t0:.1f}s]", flush=True)
+
+    # With --time-budget the step count is fixed after a short calibration, so that the cosine
+    # schedule ends inside the budget; the log states it, and --steps N reproduces the run.
+    calibrate = args.calibrate if not steps else 0
+    log_tokens, log_start, losses, last_save, last_eval = 0, time.time(), [], time.time(), 0
+    while not steps or step < steps:
+        if calibrate and step == calibrate // 3:
+            warm = time.time()  # the first steps include the device's start-up
+        if calibrate and step == calibrate:
+            per_step = (time.time() - warm) / (calibrate - calibrate // 3)
+            left = args.time_budget - (time.time() - start)
+            steps = lr_steps = step + int(left / (per_step * (1 + args.eval_share)))
+            print(f"calibrated: {per_step * 1000:.1f} ms/step -> {steps} steps", flush=True)
+        planned = steps or 10 ** 9
         epoch, batch = next(stream)
         tokens, mask = collate(data, batch)
-        use_sparse = step >= sparse_from
+        tokens, mask = tokens.to(device, non_blocking=True), mask.to(device, non_blocking=True)
+        use_sparse = step >= int(lr_steps * args.sparse_from) if steps else False
         for group in opt.param_groups:
-            group["lr"] = lr_at(step, lr_steps, args.lr)
-        prefix = data["prefixes"][data["group"][batch[0]]]
+            group["lr"] = lr_at(step, lr_steps if steps else planned, args.lr)
+        prefix = data["prefixes"][data["group"][batch[0]]].to(device)
         target_mask = mask[:, 1:]
-        logits, index_loss = net(tokens[:, :-1], use_sparse, prefix, only=target_mask)
+        logits, index_loss = net(tokens[:, :-1], use_sparse, prefix, only=target_mask,
+                                 prefix_grad=args.prefix_grad)
         lm = F.cross_entropy(logits, tokens[:, 1:][target_mask])
         loss = lm + (index_loss if index_loss is not None else 0.0)
         opt.zero_grad(set_to_none=True)
@@ -196,26 +337,38 @@ def cmd_train(args):
                 layer.ffn.update_bias(1e-3)
         step += 1
         log_tokens += tokens.numel()
-        losses.append((lm.item(), index_loss.item() if index_loss is not None else 0.0))
-        if step % args.log_every == 0 or step == args.steps:
-            now = time.time()
-            elapsed += now - log_start
-            lm_avg = sum(a for a, _ in losses) / len(losses)
-            il_avg = sum(b for _, b in losses) / len(losses)
-            print(f"step {step}/{args.steps} epoch {epoch} lm {lm_avg:.4f} index {il_avg:.4f} "
-                  f"sparse {int(use_sparse)} lr {lr_at(step, lr_steps, args.lr):.2e} "
-                  f"{log_tokens / (now - log_start):.0f} tok/s elapsed {elapsed:.0f}s", flush=True)
+        losses.append(torch.stack([lm.detach(), index_loss.detach() if index_loss is not None
+                                   else torch.zeros((), device=device)]))
+        now = time.time()
+        if step % args.log_every == 0 or step == steps:
+            lm_avg, il_avg = torch.stack(losses).mean(0).tolist()
+            print(f"step {step}/{steps} epoch {epoch} lm {lm_avg:.4f} index {il_avg:.4f} "
+                  f"sparse {int(use_sparse)} lr {lr_at(step, lr_steps or planned, args.lr):.2e} "
+                  f"{log_tokens / (now - log_start):.0f} tok/s elapsed {now - start:.0f}s",
+                  flush=True)
             log_tokens, log_start, losses = 0, now, []
-        if step % 100 == 0 or step == args.steps:
-            torch.save({"model": net.state_dict(), "opt": opt.state_dict(), "step": step,
-                        "elapsed": elapsed}, state_path + ".tmp")
-            os.replace(state_path + ".tmp", state_path)
+        if steps and (step - last_eval >= max(1, steps // args.evals) or step == steps):
+            evaluate_now()
+            last_eval = step
+        if now - last_save >= args.save_every or step == steps:
+            save()
+            last_save = time.time()
+        if args.time_budget and now - start > args.time_budget * 1.1:
+            print(f"stopped at step {step}: past the time budget", flush=True)
+            save()
+            break
 
 
 def cmd_export(args):
-    config = tiny.text_config(PADDED_VOCAB)
+    path = args.state or os.path.join(args.work, "state.pt")
+    if path.endswith(".npz"):
+        weights, info = load_weights(path)
+    else:
+        state = torch.load(path, map_location="cpu")
+        weights, info = state["model"], state
+    config = tiny.text_config(PADDED_VOCAB, **info.get("shape", {}))
     net = tiny.TinyM3(config)
-    net.load_state_dict(torch.load(os.path.join(args.work, "state.pt"))["model"])
+    net.load_state_dict(weights)
     out = args.output
     os.makedirs(out, exist_ok=True)
     template = open(os.path.join(args.template_from, "config.json")).read()
@@ -254,18 +407,34 @@ def main():
     d.add_argument("--minimax", required=True)
     d.add_argument("--work", required=True)
     d.add_argument("--train", type=int, default=60000)
+    d.add_argument("--tokenizer", help="reuse this tokenizer.json instead of training one")
+    d.add_argument("--heldout", type=int, default=30, help="held-out problems per task")
     t = sub.add_parser("train")
-    t.add_argument("--work", required=True)
-    t.add_argument("--steps", type=int, required=True)
+    t.add_argument("--work", required=True, help="holds train.npz (and heldout.npz)")
+    t.add_argument("--out", help="where state.pt goes (default --work)")
+    t.add_argument("--steps", type=int, help="total steps (or --time-budget)")
+    t.add_argument("--time-budget", type=float, help="seconds: choose --steps to fit them")
+    t.add_argument("--calibrate", type=int, default=60, help="steps timed for --time-budget")
+    t.add_argument("--eval-share", type=float, default=0.15,
+                   help="time kept for evaluation and slack")
     t.add_argument("--seed", type=int, default=1)
     t.add_argument("--lr-steps", type=int, help="cosine horizon and sparse start (default --steps)")
     t.add_argument("--lr", type=float, default=3e-3)
     t.add_argument("--budget", type=int, default=3072, help="padded tokens per batch")
     t.add_argument("--sparse-from", type=float, default=0.3, help="fraction of steps, dense before")
+    t.add_argument("--prefix-grad", action="store_true", help="train through the header too")
+    t.add_argument("--hidden", type=int, default=128)
+    t.add_argument("--layers", type=int, default=4)
+    t.add_argument("--heads", type=int, default=4)
+    t.add_argument("--device", help="cpu or cuda (default: cuda when there is one)")
     t.add_argument("--threads", type=int, default=1, help="1: faster than 2 on a shared machine")
     t.add_argument("--log-every", type=int, default=25)
+    t.add_argument("--evals", type=int, default=10, help="held-out evaluations per run")
+    t.add_argument("--save-every", type=float, default=60.0, help="seconds between saves")
+    t.add_argument("--export-model", help="also save the weights alone here at each save")
     e = sub.add_parser("export")
     e.add_argument("--work", required=True)
+    e.add_argument("--state", help="a state.pt or an --export-model .npz (default WORK/state.pt)")
     e.add_argument("--output", required=True)
     e.add_argument("--template-from", required=True, help="a `minimax make-tiny --arch m3` dir")
     args = parser.parse_args()
