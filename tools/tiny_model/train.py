@@ -255,6 +255,11 @@ def cmd_train(args):
     torch.backends.cuda.matmul.allow_tf32 = False  # float32 as on the CPU: same function
     torch.manual_seed(args.seed)
     data = load_packed(os.path.join(args.work, "train.npz"))
+    if args.tasks:  # a curriculum stage: some tasks only, NAME:K repeats that task K times
+        weight = {n: int(k or 1) for n, _, k in (t.partition(":") for t in args.tasks.split(","))}
+        keep = [i for i, k in enumerate(data["kinds"]) for _ in range(weight.get(k, 0))]
+        for key in ("tokens", "targets", "group", "kinds"):
+            data[key] = [data[key][i] for i in keep]
     heldout_path = os.path.join(args.work, "heldout.npz")
     heldout = load_packed(heldout_path) if os.path.exists(heldout_path) else None
     out = args.out or args.work
@@ -271,6 +276,11 @@ def cmd_train(args):
                             betas=(0.9, 0.95))
     step, elapsed = 0, 0.0
     steps, lr_steps = args.steps, args.lr_steps or args.steps
+    if state is None and args.init:  # a new stage starting from earlier weights
+        weights, info = load_weights(args.init)
+        assert info["shape"] == shape, f"{args.init} has shape {info['shape']}, not {shape}"
+        net.load_state_dict(weights)
+        print(f"initialised from {args.init} (step {info['step']})", flush=True)
     if state is not None:
         net.load_state_dict(state["model"])
         opt.load_state_dict(state["opt"])
@@ -418,6 +428,8 @@ def main():
     t.add_argument("--eval-share", type=float, default=0.15,
                    help="time kept for evaluation and slack")
     t.add_argument("--seed", type=int, default=1)
+    t.add_argument("--tasks", help="train on these tasks only: NAME[:REPEATS],...")
+    t.add_argument("--init", help="start from these weights (an --export-model .npz)")
     t.add_argument("--lr-steps", type=int, help="cosine horizon and sparse start (default --steps)")
     t.add_argument("--lr", type=float, default=3e-3)
     t.add_argument("--budget", type=int, default=3072, help="padded tokens per batch")

@@ -1,0 +1,32 @@
+#!/bin/bash
+# The bundled tiny model's training recipe: three stages, each starting from the weights of the
+# one before (train.py train --init).
+#
+#   curriculum.sh WORK OUT [SCALE]
+#
+#   1. copy only, dense attention: the model first learns to copy text out of the prompt
+#      (trained on the whole mixture from the start, it learns the output formats and then sits
+#      on a plateau where copy accuracy stays near 0.25 per token: measured, docs in the card);
+#   2. copy twice as often as recall, dense: the copying circuit strengthens;
+#   3. every task (copy and recall twice as often), sparse attention (MSA) from half way.
+#
+# WORK holds train.npz / heldout.npz (train.py data); SCALE multiplies every stage's step count
+# (1 = the CPU run of the model card). Each stage's log, state and weights go to OUT/<stage>.
+set -euo pipefail
+work=$1 out=$2 scale=${3:-1}
+here=$(dirname "$0")
+py=${PYTHON:-/usr/bin/python3}
+mkdir -p "$out"
+export PYTHONUNBUFFERED=1
+steps() { echo $(($1 * scale)); }
+common=(--work "$work" --budget 2048 --log-every 50 --threads "${THREADS:-2}")
+
+$py "$here/train.py" train "${common[@]}" --out "$out/1-copy" --steps "$(steps 300)" \
+  --tasks copy --sparse-from 1.0 --lr 3e-3 --evals 6 \
+  --export-model "$out/1-copy.npz" | tee "$out/1-copy.log"
+$py "$here/train.py" train "${common[@]}" --out "$out/2-copy-recall" --steps "$(steps 600)" \
+  --init "$out/1-copy.npz" --tasks copy:2,recall --sparse-from 1.0 --lr 3e-3 --evals 6 \
+  --export-model "$out/2-copy-recall.npz" | tee "$out/2-copy-recall.log"
+$py "$here/train.py" train "${common[@]}" --out "$out/3-all" --steps "$(steps 3000)" \
+  --init "$out/2-copy-recall.npz" --tasks copy:2,recall:2,arithmetic,tool,needle \
+  --sparse-from 0.5 --lr 2e-3 --evals 12 --export-model "$out/3-all.npz" | tee "$out/3-all.log"
