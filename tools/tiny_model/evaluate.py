@@ -50,7 +50,7 @@ def problems(per_task):
 def turns(problem):
     """(prompt text, expected generated text) for each assistant turn of the problem."""
     messages, tools, kwargs, targets = tasks.conversation(problem)
-    result, history = [], []
+    result = []
     user_turns = [i for i, m in enumerate(messages) if m["role"] == "assistant"]
     for turn, at in enumerate(user_turns):
         result.append((tasks.render_prompt(messages[:at], tools, kwargs), targets[turn]))

@@ -5,9 +5,7 @@ held-out problems, per task: finer-grained than exact-match accuracy while the m
     token_accuracy.py --state state.pt --tokenizer tokenizer.json --minimax BIN [--per-task 20]"""
 
 import argparse
-import json
 import os
-import subprocess
 import sys
 
 import torch
