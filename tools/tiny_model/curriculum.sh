@@ -1,5 +1,5 @@
 #!/bin/bash
-# The bundled tiny model's training recipe: three stages, each starting from the weights of the
+# The bundled tiny model's training recipe: four stages, each starting from the weights of the
 # one before (train.py train --init).
 #
 #   curriculum.sh WORK OUT [SCALE]
@@ -8,7 +8,8 @@
 #      (trained on the whole mixture from the start, it learns the output formats and then sits
 #      on a plateau where copy accuracy stays near 0.25 per token: measured, docs in the card);
 #   2. copy twice as often as recall, dense: the copying circuit strengthens;
-#   3. every task (copy and recall twice as often), sparse attention (MSA) from half way.
+#   3. every task (copy and recall twice as often), sparse attention (MSA) from half way;
+#   4. the same with MSA throughout, at half the learning rate (a second, shorter cosine).
 #
 # WORK holds train.npz / heldout.npz (train.py data); SCALE multiplies every stage's step count
 # (1 = the CPU run of the model card). Each stage's log, state and weights go to OUT/<stage>.
@@ -30,3 +31,6 @@ $py "$here/train.py" train "${common[@]}" --out "$out/2-copy-recall" --steps "$(
 $py "$here/train.py" train "${common[@]}" --out "$out/3-all" --steps "$(steps 3000)" \
   --init "$out/2-copy-recall.npz" --tasks copy:2,recall:2,arithmetic,tool,needle \
   --sparse-from 0.5 --lr 2e-3 --evals 12 --export-model "$out/3-all.npz" | tee "$out/3-all.log"
+$py "$here/train.py" train "${common[@]}" --out "$out/4-all" --steps "$(steps 600)" \
+  --init "$out/3-all.npz" --tasks copy:2,recall:2,arithmetic,tool,needle \
+  --sparse-from 0 --lr 1e-3 --evals 3 --export-model "$out/4-all.npz" | tee "$out/4-all.log"
