@@ -30,20 +30,10 @@ def main():
     net.load_state_dict(torch.load(args.state)["model"])
     print("task        loss/token  token accuracy")
     for name in ("arithmetic", "copy", "recall", "tool", "needle"):
-        texts, owners = [], []
-        for i in range(args.per_task):
-            problem = tasks.GENERATORS[name](tasks.Rng(SALT + i))
-            for text, target in tasks.render(problem):
-                texts.append(text)
-                owners.append((i, target))
-        pieces = train.encode_lines(args.minimax, args.tokenizer, texts)
-        sequences = {}
-        for (i, target), piece in zip(owners, pieces):
-            ids, mask = sequences.setdefault(i, ([], []))
-            ids.extend(piece)
-            mask.extend([target] * len(piece))
+        problems = [tasks.GENERATORS[name](tasks.Rng(SALT + i)) for i in range(args.per_task)]
+        sequences = zip(*train.tokenize_problems(args.minimax, args.tokenizer, problems))
         total = count = correct = 0
-        for ids, mask in sequences.values():
+        for ids, mask in sequences:
             with torch.no_grad():
                 logits, _ = net(torch.tensor([ids]), True)
             logp = torch.log_softmax(logits[0, :-1], -1)

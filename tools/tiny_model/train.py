@@ -72,6 +72,27 @@ def cmd_data(args):
                 begin)
 
 
+def length_batches(data, order, budget):
+    """Cuts `order` (sorted by header group, then length) into batches of one header group and
+    at most `budget` padded tokens (rows x longest row)."""
+    out, batch, longest = [], [], 0
+    for i in order:
+        size = len(data["tokens"][i])
+        if batch and (data["group"][i] != data["group"][batch[0]] or
+                      max(longest, size) * (len(batch) + 1) > budget):
+            out.append(batch)
+            batch, longest = [], 0
+        batch.append(i)
+        longest = max(longest, size)
+    if batch:
+        out.append(batch)
+    return out
+
+
+def by_group_and_length(data, indices):
+    return sorted(indices, key=lambda i: (data["group"][i], len(data["tokens"][i])))
+
+
 def batches(data, budget, seed):
     """Endless batches of similar-length samples of one header, at most `budget` padded tokens
     (queries x keys, roughly) each."""
@@ -83,19 +104,8 @@ def batches(data, budget, seed):
         rng.shuffle(order)
         out = []
         for start in range(0, n, 4096):  # sort within windows: little padding, still shuffled
-            window = sorted(order[start:start + 4096],
-                            key=lambda i: (data["group"][i], len(data["tokens"][i])))
-            batch, longest = [], 0
-            for i in window:
-                size = len(data["tokens"][i])
-                if batch and (data["group"][i] != data["group"][batch[0]] or
-                              max(longest, size) * (len(batch) + 1) > budget):
-                    out.append(batch)
-                    batch, longest = [], 0
-                batch.append(i)
-                longest = max(longest, size)
-            if batch:
-                out.append(batch)
+            out += length_batches(data, by_group_and_length(data, order[start:start + 4096]),
+                                  budget)
         rng.shuffle(out)
         for batch in out:
             yield epoch, batch
@@ -128,30 +138,23 @@ def heldout_scores(net, data, device, budget):
     decoding reproduces it (what evaluate.py measures through the engine)."""
     net.eval()
     exact, total, right, count = {}, {}, {}, {}
-    order = sorted(range(len(data["tokens"])), key=lambda i: (data["group"][i],
-                                                              len(data["tokens"][i])))
-    batch = []
-    for n, i in enumerate(order + [None]):
-        if batch and (i is None or data["group"][i] != data["group"][batch[0]] or
-                      len(data["tokens"][i]) * (len(batch) + 1) > budget):
-            tokens, mask = collate(data, batch)
-            tokens, mask = tokens.to(device), mask.to(device)
-            target_mask = mask[:, 1:]
-            logits, _ = net(tokens[:, :-1], True, data["prefixes"][data["group"][batch[0]]].to(
-                device), only=target_mask)
-            good = logits.argmax(-1) == tokens[:, 1:][target_mask]
-            rows = torch.nonzero(target_mask)[:, 0]
-            wrong = torch.zeros(len(batch), device=device).index_add_(0, rows, (~good).float())
-            for row, j in enumerate(batch):
-                kind = data["kinds"][j]
-                total[kind] = total.get(kind, 0) + 1
-                exact[kind] = exact.get(kind, 0) + int(wrong[row].item() == 0)
-                right[kind] = right.get(kind, 0) + int((target_mask[row].sum() -
-                                                        wrong[row]).item())
-                count[kind] = count.get(kind, 0) + int(target_mask[row].sum().item())
-            batch = []
-        if i is not None:
-            batch.append(i)
+    order = by_group_and_length(data, range(len(data["tokens"])))
+    for batch in length_batches(data, order, budget):
+        tokens, mask = collate(data, batch)
+        tokens, mask = tokens.to(device), mask.to(device)
+        target_mask = mask[:, 1:]
+        logits, _ = net(tokens[:, :-1], True, data["prefixes"][data["group"][batch[0]]].to(
+            device), only=target_mask)
+        good = logits.argmax(-1) == tokens[:, 1:][target_mask]
+        rows = torch.nonzero(target_mask)[:, 0]
+        wrong = torch.zeros(len(batch), device=device).index_add_(0, rows, (~good).float())
+        targets = target_mask.sum(1).tolist()
+        for j, wrong_j, targets_j in zip(batch, wrong.tolist(), targets):
+            kind = data["kinds"][j]
+            total[kind] = total.get(kind, 0) + 1
+            exact[kind] = exact.get(kind, 0) + int(wrong_j == 0)
+            right[kind] = right.get(kind, 0) + targets_j - int(wrong_j)
+            count[kind] = count.get(kind, 0) + targets_j
     net.train()
     return {k: (exact[k], total[k], right[k] / count[k]) for k in sorted(total)}
 
@@ -209,7 +212,7 @@ def cmd_train(args):
         next(stream)
     start = time.time() - elapsed
 
-    def save(final=False):
+    def save():
         torch.save({"model": net.state_dict(), "opt": opt.state_dict(), "step": step,
                     "steps": steps, "elapsed": time.time() - start, "shape": shape,
                     "args": vars(args)}, state_path + ".tmp")
@@ -238,13 +241,12 @@ def cmd_train(args):
             left = args.time_budget - (time.time() - start)
             steps = lr_steps = step + int(left / (per_step * (1 + args.eval_share)))
             print(f"calibrated: {per_step * 1000:.1f} ms/step -> {steps} steps", flush=True)
-        planned = steps or 10 ** 9
         epoch, batch = next(stream)
         tokens, mask = collate(data, batch)
         tokens, mask = tokens.to(device, non_blocking=True), mask.to(device, non_blocking=True)
         use_sparse = step >= int(lr_steps * args.sparse_from) if steps else False
         for group in opt.param_groups:
-            group["lr"] = lr_at(step, lr_steps if steps else planned, args.lr)
+            group["lr"] = lr_at(step, lr_steps or 10 ** 9, args.lr)  # flat until calibrated
         prefix = data["prefixes"][data["group"][batch[0]]].to(device)
         target_mask = mask[:, 1:]
         logits, index_loss = net(tokens[:, :-1], use_sparse, prefix, only=target_mask,
@@ -266,7 +268,7 @@ def cmd_train(args):
         if step % args.log_every == 0 or step == steps:
             lm_avg, il_avg = torch.stack(losses).mean(0).tolist()
             print(f"step {step}/{steps} epoch {epoch} lm {lm_avg:.4f} index {il_avg:.4f} "
-                  f"sparse {int(use_sparse)} lr {lr_at(step, lr_steps or planned, args.lr):.2e} "
+                  f"sparse {int(use_sparse)} lr {lr_at(step, lr_steps or 10 ** 9, args.lr):.2e} "
                   f"{log_tokens / (now - log_start):.0f} tok/s elapsed {now - start:.0f}s",
                   flush=True)
             log_tokens, log_start, losses = 0, now, []
