@@ -25,8 +25,9 @@ def training_model_logits(state_path, ids, dense):
     import torch
     import model as tiny
     import train
-    net = tiny.TinyM3(tiny.text_config(train.PADDED_VOCAB))
-    state = torch.load(state_path)["model"]
+    from data_io import load_checkpoint
+    state, info = load_checkpoint(state_path)
+    net = tiny.TinyM3(tiny.text_config(train.PADDED_VOCAB, **info.get("shape", {})))
     rounded = {}
     for name, value in state.items():  # as exported: BF16 except the router and its bias
         keep = name.endswith("router") or name.endswith("bias")
@@ -42,7 +43,7 @@ def main():
     parser.add_argument("--minimax", required=True)
     parser.add_argument("--model", required=True)
     parser.add_argument("--sentences", type=int, default=30)
-    parser.add_argument("--state", help="training state.pt: also compare the training model")
+    parser.add_argument("--state", help="training state.pt or weights .npz: also compare the training model")
     parser.add_argument("--tokenizer-bin", help="binary with `tokenizer encode` (default --minimax)")
     args = parser.parse_args()
     subprocess.run([args.minimax, "inspect", args.model], check=True, stdout=subprocess.DEVNULL)

@@ -1,5 +1,5 @@
 #!/bin/bash
-# The bundled tiny model's training recipe: four stages, each starting from the weights of the
+# The bundled tiny model's training recipe: eight stages, each starting from the weights of the
 # one before (train.py train --init).
 #
 #   curriculum.sh WORK OUT [SCALE]
@@ -9,7 +9,14 @@
 #      on a plateau where copy accuracy stays near 0.25 per token: measured, docs in the card);
 #   2. copy twice as often as recall, dense: the copying circuit strengthens;
 #   3. every task (copy and recall twice as often), sparse attention (MSA) from half way;
-#   4. the same with MSA throughout, at half the learning rate (a second, shorter cosine).
+#   4. the same with MSA throughout, at half the learning rate (a second, shorter cosine);
+#   5. lookup: needle documents of at most 200 tokens and recall three times each, dense: the
+#      model starts finding needles (stages 1-4 never did: 0/30 at every length);
+#   6. arithmetic only, dense: the digit sums (until here always predicted as "1") are learnt
+#      within ~400 steps, and the other tasks are forgotten for a while;
+#   7. every task (arithmetic, recall and needles three times), MSA from half way: the other
+#      tasks come back and arithmetic stays;
+#   8. the same, recall four times, MSA throughout, lr 1e-3.
 #
 # WORK holds train.npz / heldout.npz (train.py data); SCALE multiplies every stage's step count
 # (1 = the CPU run of the model card). Each stage's log, state and weights go to OUT/<stage>.
@@ -34,3 +41,15 @@ $py "$here/train.py" train "${common[@]}" --out "$out/3-all" --steps "$(steps 30
 $py "$here/train.py" train "${common[@]}" --out "$out/4-all" --steps "$(steps 600)" \
   --init "$out/3-all.npz" --tasks copy:2,recall:2,arithmetic,tool,needle \
   --sparse-from 0 --lr 1e-3 --evals 3 --export-model "$out/4-all.npz" | tee "$out/4-all.log"
+$py "$here/train.py" train "${common[@]}" --out "$out/5-lookup" --steps "$(steps 1000)" \
+  --init "$out/4-all.npz" --tasks recall:3,needle:3:200,copy,arithmetic,tool \
+  --sparse-from 1.0 --lr 2e-3 --evals 10 --export-model "$out/5-lookup.npz" | tee "$out/5-lookup.log"
+$py "$here/train.py" train "${common[@]}" --out "$out/6-arithmetic" --steps "$(steps 800)" \
+  --init "$out/5-lookup.npz" --tasks arithmetic --sparse-from 1.0 --lr 2e-3 --evals 8 \
+  --export-model "$out/6-arithmetic.npz" | tee "$out/6-arithmetic.log"
+$py "$here/train.py" train "${common[@]}" --out "$out/7-all" --steps "$(steps 1500)" \
+  --init "$out/6-arithmetic.npz" --tasks arithmetic:3,recall:3,needle:3,copy,tool \
+  --sparse-from 0.5 --lr 1.5e-3 --evals 10 --export-model "$out/7-all.npz" | tee "$out/7-all.log"
+$py "$here/train.py" train "${common[@]}" --out "$out/8-all" --steps "$(steps 3075)" \
+  --init "$out/7-all.npz" --tasks arithmetic:3,recall:4,needle:3,copy,tool \
+  --sparse-from 0 --lr 1e-3 --evals 12 --export-model "$out/8-all.npz" | tee "$out/8-all.log"

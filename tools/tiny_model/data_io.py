@@ -102,3 +102,12 @@ def load_weights(path):
         elif kind == "f32":
             state[name] = torch.from_numpy(z[key])
     return state, json.loads(str(z["info"]))
+
+
+def load_checkpoint(path):
+    """(float32 state dict, info with "shape") from a training state.pt or an --export-model
+    .npz: the two forms every tool that reads trained weights accepts."""
+    if path.endswith(".npz"):
+        return load_weights(path)
+    state = torch.load(path, map_location="cpu")
+    return state["model"], state

@@ -7,7 +7,7 @@ must be the argmax; that is exactly "greedy decoding gives the expected answer")
   - the training model with the index scores replaced by random ones (blocks chosen blindly),
 and reports how many of the needle's sentence blocks the index selected at the answer position.
 
-    needle_sparsity.py --minimax BIN --model DIR --state state.pt [--per-length 20]"""
+    needle_sparsity.py --minimax BIN --model DIR --state (state.pt | weights.npz) [--per-length 20]"""
 
 import argparse
 import json
@@ -21,6 +21,7 @@ import torch
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+from data_io import load_checkpoint  # noqa: E402
 import model as tiny  # noqa: E402
 import tasks  # noqa: E402
 import train  # noqa: E402
@@ -54,8 +55,9 @@ def answer_correct(logits, ids, start):
 
 
 def random_index_model(state_path, seed):
-    net = tiny.TinyM3(tiny.text_config(train.PADDED_VOCAB))
-    net.load_state_dict(torch.load(state_path)["model"])
+    weights, info = load_checkpoint(state_path)
+    net = tiny.TinyM3(tiny.text_config(train.PADDED_VOCAB, **info.get("shape", {})))
+    net.load_state_dict(weights)
     generator = torch.Generator().manual_seed(seed)
     for layer in net.layers:
         if layer.attn.sparse:

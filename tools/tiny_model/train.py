@@ -27,8 +27,8 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import evaluate  # noqa: E402
-from data_io import (encode_lines, load_packed, load_weights, save_packed,  # noqa: E402
-                     save_weights, tokenize_problems)
+from data_io import (encode_lines, load_checkpoint, load_packed, load_weights,  # noqa: E402
+                     save_packed, save_weights, tokenize_problems)
 import model as tiny  # noqa: E402
 import tasks  # noqa: E402
 
@@ -171,9 +171,14 @@ def cmd_train(args):
     torch.backends.cuda.matmul.allow_tf32 = False  # float32 as on the CPU: same function
     torch.manual_seed(args.seed)
     data = load_packed(os.path.join(args.work, "train.npz"))
-    if args.tasks:  # a curriculum stage: some tasks only, NAME:K repeats that task K times
-        weight = {n: int(k or 1) for n, _, k in (t.partition(":") for t in args.tasks.split(","))}
-        keep = [i for i, k in enumerate(data["kinds"]) for _ in range(weight.get(k, 0))]
+    if args.tasks:  # a curriculum stage: some tasks only, NAME:K repeats that task K times,
+        # NAME:K:MAX keeps only its conversations of at most MAX tokens (short needles first)
+        weight, longest = {}, {}
+        for spec in args.tasks.split(","):
+            name, k, most = (spec.split(":") + ["", ""])[:3]
+            weight[name], longest[name] = int(k or 1), int(most or 10 ** 9)
+        keep = [i for i, k in enumerate(data["kinds"])
+                if len(data["tokens"][i]) <= longest.get(k, 0) for _ in range(weight.get(k, 0))]
         for key in ("tokens", "targets", "group", "kinds"):
             data[key] = [data[key][i] for i in keep]
     heldout_path = os.path.join(args.work, "heldout.npz")
@@ -286,11 +291,7 @@ def cmd_train(args):
 
 def cmd_export(args):
     path = args.state or os.path.join(args.work, "state.pt")
-    if path.endswith(".npz"):
-        weights, info = load_weights(path)
-    else:
-        state = torch.load(path, map_location="cpu")
-        weights, info = state["model"], state
+    weights, info = load_checkpoint(path)
     config = tiny.text_config(PADDED_VOCAB, **info.get("shape", {}))
     net = tiny.TinyM3(config)
     net.load_state_dict(weights)
@@ -343,7 +344,7 @@ def main():
     t.add_argument("--eval-share", type=float, default=0.15,
                    help="time kept for evaluation and slack")
     t.add_argument("--seed", type=int, default=1)
-    t.add_argument("--tasks", help="train on these tasks only: NAME[:REPEATS],...")
+    t.add_argument("--tasks", help="train on these tasks only: NAME[:REPEATS[:MAX_TOKENS]],...")
     t.add_argument("--init", help="start from these weights (an --export-model .npz)")
     t.add_argument("--lr-steps", type=int, help="cosine horizon and sparse start (default --steps)")
     t.add_argument("--lr", type=float, default=3e-3)
