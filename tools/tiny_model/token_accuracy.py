@@ -2,7 +2,7 @@
 """Teacher-forced loss and next-token accuracy of a training state on the assistant tokens of
 held-out problems, per task: finer-grained than exact-match accuracy while the model is weak.
 
-    token_accuracy.py --state state.pt --tokenizer tokenizer.json --minimax BIN [--per-task 20]"""
+    token_accuracy.py --state (state.pt | weights.npz) --tokenizer tokenizer.json --minimax BIN [--per-task 20]"""
 
 import argparse
 import os
@@ -11,6 +11,7 @@ import sys
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from data_io import load_checkpoint  # noqa: E402
 import model as tiny  # noqa: E402
 import tasks  # noqa: E402
 import train  # noqa: E402
@@ -20,14 +21,15 @@ SALT = 5 << 40
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--state", required=True)
+    parser.add_argument("--state", required=True, help="state.pt or an --export-model .npz")
     parser.add_argument("--tokenizer", required=True)
     parser.add_argument("--minimax", required=True)
     parser.add_argument("--per-task", type=int, default=20)
     args = parser.parse_args()
     torch.set_num_threads(1)
-    net = tiny.TinyM3(tiny.text_config(train.PADDED_VOCAB))
-    net.load_state_dict(torch.load(args.state)["model"])
+    weights, info = load_checkpoint(args.state)
+    net = tiny.TinyM3(tiny.text_config(train.PADDED_VOCAB, **info.get("shape", {})))
+    net.load_state_dict(weights)
     print("task        loss/token  token accuracy")
     for name in ("arithmetic", "copy", "recall", "tool", "needle"):
         problems = [tasks.GENERATORS[name](tasks.Rng(SALT + i)) for i in range(args.per_task)]
