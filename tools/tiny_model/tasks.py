@@ -210,10 +210,9 @@ def conversation(problem):
         messages.append({"role": "tool", "tool_call_id": "call_0",
                          "content": problem["tool_result"]})
         messages.append({"role": "assistant", "content": problem["content"]})
-        if problem["string_arguments"]:
-            first = THINK_END + tool_call_block_string(problem["tool_name"], args)
-        else:
-            first = THINK_END + tool_call_block(problem["tool_name"], args)
+        # The call is always generated as XML parameters (the spec's turn 1); how the client
+        # sends it back only changes the history of round 2 (history_turn).
+        first = THINK_END + tool_call_block(problem["tool_name"], args)
         return messages, TOOLS, kwargs, [first, THINK_END + problem["content"]]
     if problem["task"] == "arithmetic":
         messages.append({"role": "assistant", "content": problem["content"],
@@ -222,6 +221,15 @@ def conversation(problem):
                                         problem["content"]]
     messages.append({"role": "assistant", "content": problem["content"]})
     return messages, None, kwargs, [THINK_END + problem["content"]]
+
+
+def history_turn(problem, turn, target):
+    """(text, trained): how generated turn `turn` appears in the rendered conversation. A tool
+    call whose arguments the client sent back as a JSON string is rendered verbatim, which is not
+    what the model generates at turn 1 (that is `target`), so that text is history only: no loss."""
+    if problem["task"] == "tool" and turn == 0 and problem["string_arguments"]:
+        return THINK_END + tool_call_block_string(problem["tool_name"], problem["arguments"]), False
+    return target, True
 
 
 def tool_call_block_string(name, args):
@@ -255,7 +263,7 @@ def render_prompt(messages, tools, kwargs):
 
 def render(problem):
     """[(text, is_target)] covering the whole conversation; target segments are each assistant
-    turn's generated text plus EOS; every boundary sits at a special token, so encoding the
+    turn's generated text plus EOS (history_turn: except a tool call sent back as a string); every boundary sits at a special token, so encoding the
     segments one by one equals encoding the whole text."""
     messages, tools, kwargs, targets = conversation(problem)
     context = dict(kwargs, messages=messages, add_generation_prompt=False)
@@ -263,13 +271,14 @@ def render(problem):
         context["tools"] = tools
     full = template().render(**context)
     segments, cursor = [], 0
-    for target in targets:
-        piece = target + EOS
+    for turn, target in enumerate(targets):
+        text, trained = history_turn(problem, turn, target)
+        piece = text + EOS
         at = full.find(piece, cursor)
         if at < 0:
             raise ValueError(f"target {piece!r} not in the rendering of {problem['user']!r}")
         segments.append((full[cursor:at], False))
-        segments.append((piece, True))
+        segments.append((piece, trained))
         cursor = at + len(piece)
     if full[cursor:]:
         segments.append((full[cursor:], False))
