@@ -43,7 +43,8 @@ def main():
     parser.add_argument("--minimax", required=True)
     parser.add_argument("--model", required=True)
     parser.add_argument("--sentences", type=int, default=30)
-    parser.add_argument("--state", help="training state.pt or weights .npz: also compare the training model")
+    parser.add_argument("--state", help="training state.pt or weights .npz: also compare the "
+                        "training model")
     parser.add_argument("--tokenizer-bin", help="binary with `tokenizer encode` (default --minimax)")
     args = parser.parse_args()
     subprocess.run([args.minimax, "inspect", args.model], check=True, stdout=subprocess.DEVNULL)

@@ -43,7 +43,8 @@ $py "$here/train.py" train "${common[@]}" --out "$out/4-all" --steps "$(steps 60
   --sparse-from 0 --lr 1e-3 --evals 3 --export-model "$out/4-all.npz" | tee "$out/4-all.log"
 $py "$here/train.py" train "${common[@]}" --out "$out/5-lookup" --steps "$(steps 1000)" \
   --init "$out/4-all.npz" --tasks recall:3,needle:3:200,copy,arithmetic,tool \
-  --sparse-from 1.0 --lr 2e-3 --evals 10 --export-model "$out/5-lookup.npz" | tee "$out/5-lookup.log"
+  --sparse-from 1.0 --lr 2e-3 --evals 10 --export-model "$out/5-lookup.npz" |
+  tee "$out/5-lookup.log"
 $py "$here/train.py" train "${common[@]}" --out "$out/6-arithmetic" --steps "$(steps 800)" \
   --init "$out/5-lookup.npz" --tasks arithmetic --sparse-from 1.0 --lr 2e-3 --evals 8 \
   --export-model "$out/6-arithmetic.npz" | tee "$out/6-arithmetic.log"

@@ -7,7 +7,8 @@ must be the argmax; that is exactly "greedy decoding gives the expected answer")
   - the training model with the index scores replaced by random ones (blocks chosen blindly),
 and reports how many of the needle's sentence blocks the index selected at the answer position.
 
-    needle_sparsity.py --minimax BIN --model DIR --state (state.pt | weights.npz) [--per-length 20]"""
+    needle_sparsity.py --minimax BIN --model DIR --state (state.pt | weights.npz)
+                       [--per-length 20]"""
 
 import argparse
 import json

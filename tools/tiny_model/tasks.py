@@ -263,8 +263,9 @@ def render_prompt(messages, tools, kwargs):
 
 def render(problem):
     """[(text, is_target)] covering the whole conversation; target segments are each assistant
-    turn's generated text plus EOS (history_turn: except a tool call sent back as a string); every boundary sits at a special token, so encoding the
-    segments one by one equals encoding the whole text."""
+    turn's generated text plus EOS (except a tool call sent back as a string: history_turn);
+    every boundary sits at a special token, so encoding the segments one by one equals encoding
+    the whole text."""
     messages, tools, kwargs, targets = conversation(problem)
     context = dict(kwargs, messages=messages, add_generation_prompt=False)
     if tools:

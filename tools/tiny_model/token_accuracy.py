@@ -2,7 +2,8 @@
 """Teacher-forced loss and next-token accuracy of a training state on the assistant tokens of
 held-out problems, per task: finer-grained than exact-match accuracy while the model is weak.
 
-    token_accuracy.py --state (state.pt | weights.npz) --tokenizer tokenizer.json --minimax BIN [--per-task 20]"""
+    token_accuracy.py --state (state.pt | weights.npz) --tokenizer tokenizer.json --minimax BIN
+                      [--per-task 20]"""
 
 import argparse
 import os

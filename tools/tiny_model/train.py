@@ -27,8 +27,8 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import evaluate  # noqa: E402
-from data_io import (encode_lines, load_checkpoint, load_packed, load_weights,  # noqa: E402
-                     save_packed, save_weights, tokenize_problems)
+from data_io import (encode_lines, load_checkpoint, load_packed, save_packed,  # noqa: E402
+                     save_weights, tokenize_problems)
 import model as tiny  # noqa: E402
 import tasks  # noqa: E402
 
@@ -198,7 +198,7 @@ def cmd_train(args):
     step, elapsed = 0, 0.0
     steps, lr_steps = args.steps, args.lr_steps or args.steps
     if state is None and args.init:  # a new stage starting from earlier weights
-        weights, info = load_weights(args.init)
+        weights, info = load_checkpoint(args.init)
         assert info["shape"] == shape, f"{args.init} has shape {info['shape']}, not {shape}"
         net.load_state_dict(weights)
         print(f"initialised from {args.init} (step {info['step']})", flush=True)
@@ -345,7 +345,7 @@ def main():
                    help="time kept for evaluation and slack")
     t.add_argument("--seed", type=int, default=1)
     t.add_argument("--tasks", help="train on these tasks only: NAME[:REPEATS[:MAX_TOKENS]],...")
-    t.add_argument("--init", help="start from these weights (an --export-model .npz)")
+    t.add_argument("--init", help="start from these weights (an --export-model .npz or a state.pt)")
     t.add_argument("--lr-steps", type=int, help="cosine horizon and sparse start (default --steps)")
     t.add_argument("--lr", type=float, default=3e-3)
     t.add_argument("--budget", type=int, default=3072, help="padded tokens per batch")
