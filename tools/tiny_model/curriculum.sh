@@ -1,5 +1,5 @@
 #!/bin/bash
-# The bundled tiny model's training recipe: eight stages, each starting from the weights of the
+# The bundled tiny model's training recipe: ten stages, each starting from the weights of the
 # one before (train.py train --init).
 #
 #   curriculum.sh WORK OUT [SCALE]
@@ -16,7 +16,13 @@
 #      within ~400 steps, and the other tasks are forgotten for a while;
 #   7. every task (arithmetic, recall and needles three times), MSA from half way: the other
 #      tasks come back and arithmetic stays;
-#   8. the same, recall four times, MSA throughout, lr 1e-3.
+#   8. the same, recall four times, MSA throughout, lr 1e-3;
+#   9. recall only, MSA: recall (3/30 until here) reaches 30/30 within 600 steps, and the other
+#      tasks are forgotten for a while;
+#  10. stage 8's mixture in batches four times larger (8,192 padded tokens), lr 1.5e-3, MSA: the
+#      other tasks come back and recall stays. Stages 9-10 of the committed model ran on an H200
+#      (tools/tiny_model/gpu_stages.sh, variant B); on this 2-core machine stage 10 takes about an
+#      hour (about 4 s per step).
 #
 # WORK holds train.npz / heldout.npz (train.py data); SCALE multiplies every stage's step count
 # (1 = the CPU run of the model card). Each stage's log, state and weights go to OUT/<stage>.
@@ -54,3 +60,9 @@ $py "$here/train.py" train "${common[@]}" --out "$out/7-all" --steps "$(steps 15
 $py "$here/train.py" train "${common[@]}" --out "$out/8-all" --steps "$(steps 3075)" \
   --init "$out/7-all.npz" --tasks arithmetic:3,recall:4,needle:3,copy,tool \
   --sparse-from 0 --lr 1e-3 --evals 12 --export-model "$out/8-all.npz" | tee "$out/8-all.log"
+$py "$here/train.py" train "${common[@]}" --out "$out/9-recall" --steps "$(steps 600)" \
+  --init "$out/8-all.npz" --tasks recall --sparse-from 0 --lr 2e-3 --evals 3 \
+  --export-model "$out/9-recall.npz" | tee "$out/9-recall.log"
+$py "$here/train.py" train "${common[@]}" --out "$out/10-all" --steps "$(steps 940)" \
+  --init "$out/9-recall.npz" --tasks arithmetic:3,recall:4,needle:3,copy,tool --budget 8192 \
+  --sparse-from 0 --lr 1.5e-3 --evals 8 --export-model "$out/10-all.npz" | tee "$out/10-all.log"

@@ -11,7 +11,7 @@
 # WORK holds train.npz / heldout.npz / tokenizer.json (train.py data). Stage 10 fixes its step
 # count after a short calibration so that its cosine schedule ends inside the budget; its log
 # records the count (train.py train --steps N reproduces it). Weights go to OUT/<variant>.npz,
-# all logs to OUT/logs/. A variant that dies in its first minute is reported at once; if all
+# all logs to OUT/logs.tgz (a lease brings back at most 8 files). A variant that dies in its first minute is reported at once; if all
 # died the script stops there, so a broken setup costs one minute.
 set -u
 work=$1 init=$2 out=$3 seconds=$4
@@ -78,6 +78,7 @@ for i in "${!pids[@]}"; do wait "${pids[$i]}" || status=1; done
 for name in "${names[@]}"; do
   echo "== $name"
   grep -h -E "^(calibrated|stopped)" "$out/logs/$name"-*.log
-  grep -h "^heldout" "$out/logs/$name"-*.log | tail -3
+  grep -h "^heldout" "$out/logs/$name-10.log" | tail -3
 done
+tar czf "$out/logs.tgz" -C "$out" logs && rm -rf "$out/logs"
 exit $status
