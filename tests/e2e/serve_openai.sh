@@ -2,8 +2,9 @@
 # `minimax serve` as a real process on loopback: health, models, metrics, API-key checks, a table
 # of bad requests (status code and the field named), streaming shape and [DONE], queue-full 429,
 # then the official OpenAI Node client (tools/serve_client/client_test.mjs). Uses the bundled
-# trained model when it is there, else a random tiny M3. The client's answer checks (--trained)
-# are not run: the bundled model does not yet answer its tasks (see its model card).
+# trained model when it is there (then the client also checks its answers: a tool call and the
+# answer from the tool result, and an arithmetic problem with its reasoning, through the official
+# client, streamed and not), else a random tiny M3.
 set -euo pipefail
 MINIMAX=$1
 WORK=$2
@@ -14,9 +15,11 @@ source "$ROOT/scripts/lib/server.sh"
 trap stop_servers EXIT
 
 MODEL=$ROOT/models/minimax-m3-tiny
+TRAINED=(--trained)
 if [[ ! -f $MODEL/config.json ]]; then
   "$MINIMAX" make-tiny --arch m3 --format bf16 --seed 3 --output "$WORK/tiny" >/dev/null
   MODEL=$WORK/tiny
+  TRAINED=()
 fi
 
 start_server "$WORK/server.log" "$MODEL" --served-model-name tiny --threads 2 \
@@ -81,7 +84,7 @@ fi
 # The OpenAI Node client (installed by scripts/test.sh).
 if [[ -d $ROOT/tools/serve_client/node_modules/openai ]]; then
   node "$ROOT/tools/serve_client/client_test.mjs" --url "$URL" --key "$KEY" --model tiny \
-    --markers m3 || fails=$((fails + 1))
+    --markers m3 "${TRAINED[@]}" || fails=$((fails + 1))
 else
   echo "FAIL tools/serve_client/node_modules missing: run (cd tools/serve_client && npm install)"
   fails=$((fails + 1))

@@ -111,18 +111,34 @@ if (named.finish === "tool_calls") {
         "named tool_choice: arguments are JSON");
 }
 if (args.trained) {
-  check(auto.finish === "tool_calls" && auto.tools.length === 1, "trained: the model calls get_weather",
-        JSON.stringify(auto.raw.choices[0]));
-  if (auto.tools.length === 1) {
-    const call = auto.tools[0];
+  // The bundled model's tool task exactly as docs/tiny_model_tasks.md §5 specifies it (both
+  // tools, their descriptions and key order): what it was trained on.
+  const specTools = [
+    { type: "function", function: { name: "get_weather", description: "Get the current weather in a city.",
+      parameters: { type: "object", properties: { city: { type: "string", description: "City name" } }, required: ["city"] } } },
+    { type: "function", function: { name: "get_price", description: "Get the price of an item in dollars.",
+      parameters: { type: "object", properties: { item: { type: "string", description: "Item name" } }, required: ["item"] } } }];
+  const specBody = { ...greedy, max_tokens: 64, tools: specTools,
+    messages: [{ role: "user", content: "What is the weather in Paris?" }] };
+  const first = await sameBothWays("trained: tool request", specBody);
+  check(first.finish === "tool_calls" && first.tools.length === 1 &&
+        first.tools[0].function.name === "get_weather",
+        "trained: the model calls get_weather", JSON.stringify(first.raw.choices[0]));
+  if (first.tools.length === 1) {
+    const call = first.tools[0];
     check(JSON.parse(call.function.arguments).city === "Paris", "trained: with city Paris", call.function.arguments);
-    const answer = await sameBothWays("tool result round trip", {
-      ...toolBody, messages: [...toolBody.messages,
+    const answer = await sameBothWays("trained: tool result round trip", {
+      ...specBody, messages: [...specBody.messages,
         { role: "assistant", content: null, tool_calls: [call] },
-        { role: "tool", tool_call_id: call.id, content: JSON.stringify({ city: "Paris", temperature: 21, condition: "sunny" }) }],
+        { role: "tool", tool_call_id: call.id, content: '{"city": "Paris", "temperature": 21, "condition": "sunny"}' }],
     });
-    check(answer.finish === "stop" && answer.content.includes("21"), "trained: the answer uses the tool result", answer.content);
+    check(answer.finish === "stop" && answer.content === "It is sunny and 21 degrees in Paris.",
+          "trained: the answer uses the tool result", answer.content);
   }
+  const sum = await sameBothWays("trained: arithmetic",
+    { ...greedy, messages: [{ role: "user", content: "What is 347 + 285?" }] });
+  check(sum.content === "632" && sum.reasoning === "7+5+0=12, 4+8+1=13, 3+2+1=6.",
+        "trained: 347 + 285 = 632, with the column reasoning", JSON.stringify([sum.reasoning, sum.content]));
 }
 
 // 4. Completions with logprobs and usage.
