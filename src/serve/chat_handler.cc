@@ -31,6 +31,7 @@ struct ChatCall {
   double timeout_seconds = 0;
   int64_t prompt_tokens = 0, cached_tokens = 0;
   std::optional<Json> prompt_logprobs;
+  DisconnectWatch watch;
 
   Usage usage() const {
     Usage u{prompt_tokens, 0, cached_tokens};
@@ -60,7 +61,8 @@ std::optional<ApiError> run_choices(ChatCall& call, const ChunkWrite* write) {
   std::vector<bool> finished(call.streams.size(), false);
   EngineEvent event;
   for (;;) {
-    const int i = next_event(call.streams, finished, event);
+    const int i = next_event(call.streams, finished, event, call.watch);
+    if (i == kClientGone) return client_gone();
     if (i < 0) return std::nullopt;
     ChoiceState& choice = call.choices[i];
     call.note_totals(event);
@@ -132,7 +134,7 @@ std::string render_prompt(const TextModel& model, const ChatRequest& request, Pa
 
 }  // namespace
 
-HttpReply OpenAiService::chat_completions(std::string_view body) {
+HttpReply OpenAiService::chat_completions(std::string_view body, const ClientAlive& client_alive) {
   ChatRequest request = parse_chat_request(body);
   if (!request.generation.model.empty() && request.generation.model != options_.served_model_name)
     return error_reply(model_not_found(request.generation.model));
@@ -184,6 +186,7 @@ HttpReply OpenAiService::chat_completions(std::string_view body) {
   call->tokenizer = &tokenizer;
   call->timeout_seconds = options_.request_timeout_seconds;
   call->prompt_tokens = static_cast<int64_t>(prompt.size());
+  call->watch = DisconnectWatch(client_alive);
   call->streams = submit_choices(engine_, model_, request.generation, spec);
   for (int i = 0; i < request.generation.n; ++i) {
     ChoiceState choice;

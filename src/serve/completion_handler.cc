@@ -26,6 +26,7 @@ struct CompletionCall {
   const BpeTokenizer* tokenizer = nullptr;
   double timeout_seconds = 0;
   int64_t cached_tokens = 0;
+  DisconnectWatch watch;
 
   Usage usage() const {
     Usage u{static_cast<int64_t>(prompt.size()), 0, cached_tokens};
@@ -54,7 +55,8 @@ std::optional<ApiError> run_completion(CompletionCall& call, const ChunkWrite* w
   std::vector<bool> finished(call.streams.size(), false);
   EngineEvent event;
   for (;;) {
-    const int i = next_event(call.streams, finished, event);
+    const int i = next_event(call.streams, finished, event, call.watch);
+    if (i == kClientGone) return client_gone();
     if (i < 0) return std::nullopt;
     call.cached_tokens = std::max(call.cached_tokens, event.cached_prompt_tokens);
     if (!event.prompt_logprobs.empty() && call.prompt_entries.empty())
@@ -110,7 +112,7 @@ void stream_completion(const std::shared_ptr<CompletionCall>& call, const ChunkW
 
 }  // namespace
 
-HttpReply OpenAiService::completions(std::string_view body) {
+HttpReply OpenAiService::completions(std::string_view body, const ClientAlive& client_alive) {
   CompletionRequest request = parse_completion_request(body);
   if (!request.generation.model.empty() && request.generation.model != options_.served_model_name)
     return error_reply(model_not_found(request.generation.model));
@@ -135,6 +137,7 @@ HttpReply OpenAiService::completions(std::string_view body) {
   call->echo = request.echo;
   call->tokenizer = &tokenizer;
   call->timeout_seconds = options_.request_timeout_seconds;
+  call->watch = DisconnectWatch(client_alive);
   const int n = request.generation.n;
   call->texts.assign(n, "");
   call->logprobs.assign(n, {});

@@ -1,10 +1,15 @@
 // cpp-httplib behind serve/http_server.h; the only file that includes httplib.h.
 #include "serve/http_server.h"
 
-// Debian's libcpp-httplib sends without MSG_NOSIGNAL: whoever runs a server must ignore SIGPIPE
-// (serve_cmd.cc and the tests do), or a vanished client kills the process.
+// httplib.h: Debian's libcpp-httplib sends without MSG_NOSIGNAL: whoever runs a server must ignore
+// SIGPIPE (serve_cmd.cc and the tests do), or a vanished client kills the process.
+#include <dirent.h>
 #include <httplib.h>
+#include <netdb.h>
+#include <sys/socket.h>
 
+#include <cerrno>
+#include <cstdlib>
 #include <exception>
 
 #include "base/error.h"
@@ -47,6 +52,61 @@ void send(const HttpReply& reply, httplib::Response& res) {
   });
 }
 
+// The numeric host and port of a socket address, as httplib writes Request::remote_addr.
+bool numeric_address(const sockaddr_storage& address, socklen_t length, std::string& host,
+                     int& port) {
+  char name[NI_MAXHOST], service[NI_MAXSERV];
+  if (getnameinfo(reinterpret_cast<const sockaddr*>(&address), length, name, sizeof(name), service,
+                  sizeof(service), NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+    return false;
+  host = name;
+  port = std::atoi(service);
+  return true;
+}
+
+// The accepted socket that `req` arrived on, or -1. httplib 0.11 does not hand it to handlers,
+// so it is found among the process's open sockets by its two endpoints (local port, peer address
+// and port), which identify one connection while it is open, and it stays open while its handler
+// runs. One scan of /proc/self/fd per request.
+int connection_socket(const httplib::Request& req) {
+  DIR* dir = opendir("/proc/self/fd");
+  if (dir == nullptr) return -1;
+  int found = -1;
+  while (dirent* entry = readdir(dir)) {
+    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
+    const int fd = std::atoi(entry->d_name);
+    sockaddr_storage local{}, peer{};
+    socklen_t local_length = sizeof(local), peer_length = sizeof(peer);
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_length) != 0 ||
+        getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_length) != 0)
+      continue;  // not a socket, or not a connected one (the listening socket)
+    std::string local_host, peer_host;
+    int local_port = 0, peer_port = 0;
+    if (numeric_address(local, local_length, local_host, local_port) &&
+        numeric_address(peer, peer_length, peer_host, peer_port) && local_port == req.local_port &&
+        peer_port == req.remote_port && peer_host == req.remote_addr) {
+      found = fd;
+      break;
+    }
+  }
+  closedir(dir);
+  return found;
+}
+
+// Alive until the peer's end of stream (recv 0) or a reset; pending bytes (a pipelined request)
+// mean alive. Unknown socket: assumed alive, as before this check existed.
+ClientAlive client_alive_probe(const httplib::Request& req) {
+  const int fd = connection_socket(req);
+  if (fd < 0) return [] { return true; };
+  return [fd] {
+    char byte;
+    const ssize_t n = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n > 0) return true;
+    if (n == 0) return false;
+    return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+  };
+}
+
 }  // namespace
 
 HttpServer::HttpServer(HttpRoutes& routes, HttpServerOptions options)
@@ -64,7 +124,7 @@ HttpServer::HttpServer(HttpRoutes& routes, HttpServerOptions options)
       send(routes_.error(401, "Invalid or missing API key (Authorization: Bearer ...)"), res);
       return;
     }
-    send(routes_.handle(req.method, req.path, req.body), res);
+    send(routes_.handle(req.method, req.path, req.body, client_alive_probe(req)), res);
   };
   s.Get(R"(/.*)", handler);
   s.Post(R"(/.*)", handler);

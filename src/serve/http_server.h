@@ -14,6 +14,12 @@ namespace minimax {
 // Writes one piece of a streamed reply; false once the client has disconnected.
 using ChunkWrite = std::function<bool(std::string_view data)>;
 
+// Whether the client of the request being handled is still connected: false once it has closed
+// or reset its connection. A handler that works before its first byte of reply (a non-streamed
+// completion, a stream still queued) polls it, so that work for a client that left is cancelled.
+// Cheap (one non-blocking peek at the socket), but meant for polling a few times a second.
+using ClientAlive = std::function<bool()>;
+
 struct HttpReply {
   int status = 200;
   std::string content_type = "application/json";
@@ -28,8 +34,8 @@ class HttpRoutes {
   virtual ~HttpRoutes() = default;
   // `method` "GET" / "POST"; `path` without the query string. Must not throw for bad input:
   // errors are replies (the transport turns an escaped exception into a 500 reply anyway).
-  virtual HttpReply handle(std::string_view method, std::string_view path,
-                           std::string_view body) = 0;
+  virtual HttpReply handle(std::string_view method, std::string_view path, std::string_view body,
+                           const ClientAlive& client_alive) = 0;
   // The reply for a missing or wrong API key, an unknown route and an oversized body.
   virtual HttpReply error(int status, std::string_view message) = 0;
 };

@@ -21,7 +21,7 @@ HttpReply OpenAiService::models() const {
 }
 
 HttpReply OpenAiService::handle(std::string_view method, std::string_view path,
-                                std::string_view body) {
+                                std::string_view body, const ClientAlive& client_alive) {
   const bool get = method == "GET", post = method == "POST";
   try {
     if (path == "/health" && get) return HttpReply{200, "text/plain", "", {}};
@@ -31,8 +31,8 @@ HttpReply OpenAiService::handle(std::string_view method, std::string_view path,
                        engine_.metrics().render_prometheus(),
                        {}};
     if (path == "/v1/models" && get) return models();
-    if (path == "/v1/chat/completions" && post) return chat_completions(body);
-    if (path == "/v1/completions" && post) return completions(body);
+    if (path == "/v1/chat/completions" && post) return chat_completions(body, client_alive);
+    if (path == "/v1/completions" && post) return completions(body, client_alive);
     for (std::string_view known :
          {"/health", "/metrics", "/v1/models", "/v1/chat/completions", "/v1/completions"})
       if (path == known)

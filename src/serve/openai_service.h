@@ -28,14 +28,17 @@ class OpenAiService : public HttpRoutes {
   // `model` and `engine` must outlive the service (the engine runs `model`'s Model).
   OpenAiService(const TextModel& model, Engine& engine, ServiceOptions options);
 
-  HttpReply handle(std::string_view method, std::string_view path, std::string_view body) override;
+  HttpReply handle(std::string_view method, std::string_view path, std::string_view body,
+                   const ClientAlive& client_alive) override;
   HttpReply error(int status, std::string_view message) override;
 
   const ServiceOptions& options() const { return options_; }
 
  private:
-  HttpReply chat_completions(std::string_view body);
-  HttpReply completions(std::string_view body);
+  // `client_alive` is polled while the request waits for the engine: a client that left has its
+  // choices cancelled (the engine frees their KV blocks) instead of generated to the end.
+  HttpReply chat_completions(std::string_view body, const ClientAlive& client_alive);
+  HttpReply completions(std::string_view body, const ClientAlive& client_alive);
   HttpReply models() const;
 
   const TextModel& model_;

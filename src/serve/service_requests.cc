@@ -71,11 +71,21 @@ std::vector<std::shared_ptr<RequestStream>> submit_choices(Engine& engine, const
   return streams;
 }
 
+bool DisconnectWatch::gone() {
+  if (gone_) return true;
+  const auto now = std::chrono::steady_clock::now();
+  if (now < next_check_) return false;
+  next_check_ = now + kInterval;
+  gone_ = client_alive_ && !client_alive_();
+  return gone_;
+}
+
 int next_event(std::vector<std::shared_ptr<RequestStream>>& streams, std::vector<bool>& finished,
-               EngineEvent& event) {
+               EngineEvent& event, DisconnectWatch& watch) {
   // One stream: block on it. Several: take turns with short waits so none starves.
-  const auto slice = std::chrono::milliseconds(streams.size() == 1 ? 500 : 5);
+  const auto slice = std::chrono::milliseconds(streams.size() == 1 ? 250 : 5);
   for (;;) {
+    if (watch.gone()) return kClientGone;
     bool any_open = false;
     for (size_t i = 0; i < streams.size(); ++i) {
       if (finished[i]) continue;

@@ -35,10 +35,28 @@ std::vector<std::shared_ptr<RequestStream>> submit_choices(Engine& engine, const
                                                            const GenerationFields& fields,
                                                            const ChoiceSpec& spec);
 
+// Polls a request's ClientAlive at most every kInterval, so a handler can ask it at every event.
+class DisconnectWatch {
+ public:
+  static constexpr std::chrono::milliseconds kInterval{100};
+  explicit DisconnectWatch(ClientAlive client_alive = {})
+      : client_alive_(std::move(client_alive)) {}
+  // True once the client has gone (and from then on).
+  bool gone();
+
+ private:
+  ClientAlive client_alive_;
+  std::chrono::steady_clock::time_point next_check_{};
+  bool gone_ = false;
+};
+
+inline constexpr int kClientGone = -2;
+
 // Waits for the next event of any unfinished stream (finished[i] marks those done); returns its
-// index, or -1 when all are finished.
+// index, -1 when all are finished, or kClientGone when `watch` sees the client leave (checked
+// between waits of at most 250 ms, so a request still queued notices too).
 int next_event(std::vector<std::shared_ptr<RequestStream>>& streams, std::vector<bool>& finished,
-               EngineEvent& event);
+               EngineEvent& event, DisconnectWatch& watch);
 
 void cancel_all(std::vector<std::shared_ptr<RequestStream>>& streams);
 

@@ -190,6 +190,37 @@ for (let i = 0; i < 100; i++) {
 check(usedDuring > 0 && usedAfter === 0 && running === 0, "disconnect mid-stream frees the request's KV blocks",
       `used during ${usedDuring}, after ${usedAfter}, running ${running}`);
 
+// 6b. A client that leaves before its non-streamed reply: the request is cancelled (finished
+// "abort" in /metrics, its KV blocks freed), not generated to the end.
+async function labeledMetric(name, label) {
+  const text = await (await fetch(`${args.url}/metrics`)).text();
+  const line = text.split("\n").find((l) => l.startsWith(`${name}{`) && l.includes(`${label}}`));
+  return line === undefined ? NaN : Number(line.split(" ").pop());
+}
+const abortsBefore = await labeledMetric("vllm:request_success_total", 'finished_reason="abort"');
+const leaving = new AbortController();
+const pending = client.chat.completions.create(
+  { model, temperature: 1, max_tokens: 1800, ignore_eos: true, messages: [{ role: "user", content: "Tell a long story." }] },
+  { signal: leaving.signal, maxRetries: 0 }).catch(() => null);
+let runningBefore = NaN;
+for (let i = 0; i < 100 && !(runningBefore > 0); i++) {
+  await new Promise((r) => setTimeout(r, 20));
+  runningBefore = await metric("vllm:num_requests_running");
+}
+leaving.abort();
+await pending;
+let abortsAfter = NaN, runningAfter = NaN, usedAfterLeave = NaN;
+for (let i = 0; i < 100; i++) {
+  abortsAfter = await labeledMetric("vllm:request_success_total", 'finished_reason="abort"');
+  runningAfter = await metric("vllm:num_requests_running");
+  usedAfterLeave = await metric("minimax:kv_blocks_used");
+  if (abortsAfter === abortsBefore + 1 && runningAfter === 0 && usedAfterLeave === 0) break;
+  await new Promise((r) => setTimeout(r, 50));
+}
+check(runningBefore === 1 && abortsAfter === abortsBefore + 1 && runningAfter === 0 && usedAfterLeave === 0,
+      "a client that leaves a non-streamed request has it cancelled",
+      `running before ${runningBefore}, aborts ${abortsBefore} -> ${abortsAfter}, running after ${runningAfter}, blocks ${usedAfterLeave}`);
+
 // 7. Errors through the client: unknown model → 404, bad value → 400 naming the field.
 try { await client.chat.completions.create({ ...greedy, model: "nope", messages: [{ role: "user", content: "x" }] });
       check(false, "unknown model is refused"); }

@@ -3,8 +3,12 @@
 // pieces, and a streamed reply notices a client that went away.
 #include "serve/http_server.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <csignal>
@@ -15,7 +19,8 @@ namespace {
 
 class StubRoutes : public HttpRoutes {
  public:
-  HttpReply handle(std::string_view method, std::string_view path, std::string_view body) override {
+  HttpReply handle(std::string_view method, std::string_view path, std::string_view body,
+                   const ClientAlive& client_alive) override {
     if (path == "/stream") {
       HttpReply reply;
       reply.content_type = "text/event-stream";
@@ -32,6 +37,15 @@ class StubRoutes : public HttpRoutes {
       };
       return reply;
     }
+    if (path == "/alive")
+      return HttpReply{200, "text/plain", client_alive() ? "alive" : "gone", {}};
+    if (path == "/wait") {  // a non-streamed reply that takes long: waits for the client to leave
+      for (int i = 0; i < 1000 && !saw_gone; ++i) {
+        saw_gone = !client_alive();
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      return HttpReply{200, "text/plain", "done", {}};
+    }
     return HttpReply{
         200,
         "text/plain",
@@ -42,6 +56,7 @@ class StubRoutes : public HttpRoutes {
     return HttpReply{status, "application/json", "error: " + std::string(message), {}};
   }
   std::atomic<bool> saw_disconnect{false};
+  std::atomic<bool> saw_gone{false};
   bool stop_after_three = true;
 };
 
@@ -134,6 +149,39 @@ TEST(HttpServer, StreamNoticesAClientThatLeft) {
   for (int i = 0; i < 500 && !routes.saw_disconnect; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_TRUE(routes.saw_disconnect);
+}
+
+TEST(HttpServer, ClientAliveWhileTheClientWaits) {
+  StubRoutes routes;
+  Running running(routes, options_with_key());
+  httplib::Client client("127.0.0.1", running.port);
+  for (int i = 0; i < 3; ++i) {  // also on a kept-alive connection's later requests
+    auto reply = client.Get("/alive");
+    ASSERT_TRUE(reply);
+    EXPECT_EQ(reply->body, "alive");
+  }
+}
+
+// A client that sends a request and closes its socket before the (non-streamed) reply: the
+// handler's ClientAlive turns false, which is what lets a completion be cancelled.
+TEST(HttpServer, ClientAliveTurnsFalseWhenTheClientCloses) {
+  StubRoutes routes;
+  Running running(routes, options_with_key());
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(running.port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  const std::string request = "POST /wait HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n";
+  ASSERT_EQ(write(fd, request.data(), request.size()), static_cast<ssize_t>(request.size()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_FALSE(routes.saw_gone);  // connected: the handler is still waiting
+  close(fd);
+  for (int i = 0; i < 300 && !routes.saw_gone; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(routes.saw_gone);
 }
 
 }  // namespace
