@@ -32,6 +32,7 @@ struct ChatCall {
   int64_t prompt_tokens = 0, cached_tokens = 0;
   std::optional<Json> prompt_logprobs;
   DisconnectWatch watch;
+  VisibleText visible;
 
   Usage usage() const {
     Usage u{prompt_tokens, 0, cached_tokens};
@@ -71,7 +72,7 @@ std::optional<ApiError> run_choices(ChatCall& call, const ChunkWrite* write) {
           prompt_logprobs_json(prompt_logprob_entries(*call.tokenizer, event.prompt_logprobs));
     for (const TokenOutput& token : event.tokens) {
       ++choice.completion_tokens;
-      const ParseDelta delta = choice.parser->push_token(token.token, token.text);
+      const ParseDelta delta = choice.parser->push_token(token.token, call.visible(token));
       std::vector<TokenLogprobs> lp;
       if (token.has_logprobs) lp.push_back(token_logprobs(*call.tokenizer, token));
       if (call.fields.logprobs) choice.logprobs.insert(choice.logprobs.end(), lp.begin(), lp.end());
@@ -187,6 +188,10 @@ HttpReply OpenAiService::chat_completions(std::string_view body, const ClientAli
   call->timeout_seconds = options_.request_timeout_seconds;
   call->prompt_tokens = static_cast<int64_t>(prompt.size());
   call->watch = DisconnectWatch(client_alive);
+  std::vector<int32_t> markers;
+  for (const std::string& marker : parser_format_spec(format).markers)
+    if (std::optional<int32_t> id = tokenizer.token_id(marker)) markers.push_back(*id);
+  call->visible = VisibleText(tokenizer, request.generation.skip_special_tokens, markers);
   call->streams = submit_choices(engine_, model_, request.generation, spec);
   for (int i = 0; i < request.generation.n; ++i) {
     ChoiceState choice;

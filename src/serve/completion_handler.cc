@@ -27,6 +27,7 @@ struct CompletionCall {
   double timeout_seconds = 0;
   int64_t cached_tokens = 0;
   DisconnectWatch watch;
+  VisibleText visible;
 
   Usage usage() const {
     Usage u{static_cast<int64_t>(prompt.size()), 0, cached_tokens};
@@ -65,7 +66,7 @@ std::optional<ApiError> run_completion(CompletionCall& call, const ChunkWrite* w
     std::vector<TokenLogprobs> lp;
     for (const TokenOutput& token : event.tokens) {
       ++call.completion_tokens[i];
-      piece += token.text;
+      piece += call.visible(token);
       if (token.has_logprobs) lp.push_back(token_logprobs(*call.tokenizer, token));
     }
     call.texts[i] += piece;
@@ -138,6 +139,7 @@ HttpReply OpenAiService::completions(std::string_view body, const ClientAlive& c
   call->tokenizer = &tokenizer;
   call->timeout_seconds = options_.request_timeout_seconds;
   call->watch = DisconnectWatch(client_alive);
+  call->visible = VisibleText(tokenizer, request.generation.skip_special_tokens);
   const int n = request.generation.n;
   call->texts.assign(n, "");
   call->logprobs.assign(n, {});

@@ -34,7 +34,7 @@ struct GenerationFields {
   int top_logprobs = 0;                 // chat: top_logprobs; completions: the legacy int
   std::optional<int> prompt_logprobs;   // vLLM extension: top-n per prompt token (0..20)
   bool ignore_eos = false;              // vLLM extension
-  bool skip_special_tokens = true;      // vLLM extension (content text only; parsers see all)
+  bool skip_special_tokens = true;      // vLLM extension (the text only; logprobs name all)
 };
 
 enum class ToolChoiceMode { kAuto, kNone, kRequired, kNamed };

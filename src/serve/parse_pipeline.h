@@ -10,8 +10,9 @@
 //
 // Server use: pick the format; decide `initial` with initial_reasoning_state() from the prompt
 // (its generation prefix only) and the request's chat_template_kwargs; build ToolSchemas from the
-// request's tools; per generated token call push_token(id, detokenized text with special tokens
-// kept); at the end call finish(); result() then holds the whole message. finish_reason is
+// request's tools; per generated token call push_token(id, detokenized text with the markers'
+// special tokens kept; other special tokens may be dropped: skip_special_tokens); at the end call
+// finish(); result() then holds the whole message. finish_reason is
 // "tool_calls" when result().tool_calls is not empty.
 #pragma once
 

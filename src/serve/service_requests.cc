@@ -1,6 +1,7 @@
 // Submitting choices and mapping engine results for the OpenAI handlers (serve/service_requests.h).
 #include "serve/service_requests.h"
 
+#include <algorithm>
 #include <random>
 
 #include "base/error.h"
@@ -101,6 +102,13 @@ int next_event(std::vector<std::shared_ptr<RequestStream>>& streams, std::vector
 
 void cancel_all(std::vector<std::shared_ptr<RequestStream>>& streams) {
   for (auto& stream : streams) stream->cancel();
+}
+
+std::string_view VisibleText::operator()(const TokenOutput& token) const {
+  if (!skip_special_ || tokenizer_ == nullptr || !tokenizer_->is_special(token.token))
+    return token.text;
+  if (std::find(kept_.begin(), kept_.end(), token.token) != kept_.end()) return token.text;
+  return {};
 }
 
 TokenLogprobs token_logprobs(const BpeTokenizer& tokenizer, const TokenOutput& token) {

@@ -60,6 +60,23 @@ int next_event(std::vector<std::shared_ptr<RequestStream>>& streams, std::vector
 
 void cancel_all(std::vector<std::shared_ptr<RequestStream>>& streams);
 
+// The text a generated token adds to a reply. With `skip_special_tokens` (the request's field,
+// on by default as in vLLM), a special token adds none, so an end-of-message generated under
+// `ignore_eos` or a role header is not spelled out, except the tokens in `kept` (chat: the
+// format's markers, which the parsers consume and never show). Logprobs still name every token.
+class VisibleText {
+ public:
+  VisibleText() = default;
+  VisibleText(const BpeTokenizer& tokenizer, bool skip_special, std::vector<int32_t> kept = {})
+      : tokenizer_(&tokenizer), skip_special_(skip_special), kept_(std::move(kept)) {}
+  std::string_view operator()(const TokenOutput& token) const;
+
+ private:
+  const BpeTokenizer* tokenizer_ = nullptr;
+  bool skip_special_ = false;
+  std::vector<int32_t> kept_;
+};
+
 // A generated token's logprobs in the builders' shape (token text = its bytes).
 TokenLogprobs token_logprobs(const BpeTokenizer& tokenizer, const TokenOutput& token);
 std::vector<std::optional<PromptTokenLogprobs>> prompt_logprob_entries(

@@ -139,6 +139,16 @@ if (args.trained) {
     { ...greedy, messages: [{ role: "user", content: "What is 347 + 285?" }] });
   check(sum.content === "632" && sum.reasoning === "7+5+0=12, 4+8+1=13, 3+2+1=6.",
         "trained: 347 + 285 = 632, with the column reasoning", JSON.stringify([sum.reasoning, sum.content]));
+  // Past its end of message (ignore_eos) the model goes on, and generates "[e~[" again: a special
+  // token, spelled out only with skip_special_tokens false (vLLM's default is true).
+  const pastEnd = { ...greedy, ignore_eos: true, messages: [{ role: "user", content: "What is 347 + 285?" }] };
+  const skipped = await sameBothWays("trained: ignore_eos", pastEnd);
+  const spelled = await client.chat.completions.create({ ...pastEnd, skip_special_tokens: false });
+  const spelledContent = spelled.choices[0].message.content ?? "";
+  check(spelledContent.startsWith("632[e~[") && !skipped.content.includes("[e~[") &&
+        skipped.content === spelledContent.split("[e~[").join(""),
+        "trained: skip_special_tokens hides the end-of-message token, false spells it",
+        JSON.stringify([skipped.content, spelledContent]));
 }
 
 // 4. Completions with logprobs and usage.
