@@ -150,9 +150,11 @@ std::optional<ApiError> finish_error(const EngineEvent& event, double timeout_se
   return std::nullopt;
 }
 
-ApiError client_gone() { return internal_error("client disconnected"); }
+ApiError client_gone() {
+  return ApiError{kClientClosedRequest, "client closed the request", "client_closed_request", ""};
+}
 
-bool is_client_gone(const ApiError& error) { return error.message == client_gone().message; }
+bool is_client_gone(const ApiError& error) { return error.status == kClientClosedRequest; }
 
 HttpReply json_reply(int status, const nlohmann::ordered_json& body) {
   HttpReply reply;

@@ -86,8 +86,11 @@ std::vector<std::optional<PromptTokenLogprobs>> prompt_logprob_entries(
 // nullopt for "stop" / "length".
 std::optional<ApiError> finish_error(const EngineEvent& event, double timeout_seconds);
 
-// What a handler's run loop returns when a streamed write fails: the client has left, so the
-// requests are cancelled and nothing more is written (not even an error event).
+// What a handler's run loop returns when the client has left (a streamed write failed, or its
+// ClientAlive said so): the requests are cancelled and nothing more is written, not even an error
+// event. Status 499, nginx's "client closed request": never a status a server sends on purpose,
+// so it cannot be mistaken for an engine or request error.
+inline constexpr int kClientClosedRequest = 499;
 ApiError client_gone();
 bool is_client_gone(const ApiError& error);
 
