@@ -57,9 +57,4 @@ void cpu_select_blocks_at(const BlockSelectArgs& args, ThreadPool* pool, CpuIsa 
 // do not depend on the pool size.
 void cpu_moe(const MoeArgs& args, ThreadPool* pool);
 
-// plan_moe's result written into `plan`, reusing its storage (no allocation once it has grown).
-// Exposed for tests.
-void plan_moe_into(const int32_t* expert_ids, const float* expert_weights, int64_t T, int top_k,
-                   int num_experts, MoePlan& plan);
-
 }  // namespace minimax

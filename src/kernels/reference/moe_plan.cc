@@ -5,9 +5,8 @@
 
 namespace minimax {
 
-MoePlan plan_moe(const int32_t* expert_ids, const float* expert_weights, int64_t T, int top_k,
-                 int num_experts) {
-  MoePlan plan;
+void plan_moe_into(const int32_t* expert_ids, const float* expert_weights, int64_t T, int top_k,
+                   int num_experts, MoePlan& plan) {
   plan.offsets.assign(num_experts + 1, 0);
   const int64_t n = T * top_k;
   for (int64_t i = 0; i < n; ++i) {
@@ -21,15 +20,25 @@ MoePlan plan_moe(const int32_t* expert_ids, const float* expert_weights, int64_t
   plan.tokens.resize(n);
   plan.slots.resize(n);
   plan.weights.resize(n);
-  std::vector<int32_t> fill(plan.offsets.begin(), plan.offsets.end() - 1);
-  for (int64_t i = 0; i < n; ++i) {  // slot order is token order, so each list is ascending
-    const int32_t at = fill[expert_ids[i]]++;
+  plan.active.clear();
+  for (int e = 0; e < num_experts; ++e)
+    if (plan.count(e) > 0) plan.active.push_back(e);
+  // Fill each expert's list in slot order (= token order); the next free place of expert e is
+  // tracked in offsets[e] and the offsets are shifted back afterwards.
+  for (int64_t i = 0; i < n; ++i) {
+    const int32_t at = plan.offsets[expert_ids[i]]++;
     plan.tokens[at] = static_cast<int32_t>(i / top_k);
     plan.slots[at] = static_cast<int32_t>(i);
     plan.weights[at] = expert_weights[i];
   }
-  for (int e = 0; e < num_experts; ++e)
-    if (plan.count(e) > 0) plan.active.push_back(e);
+  for (int e = num_experts; e > 0; --e) plan.offsets[e] = plan.offsets[e - 1];
+  plan.offsets[0] = 0;
+}
+
+MoePlan plan_moe(const int32_t* expert_ids, const float* expert_weights, int64_t T, int top_k,
+                 int num_experts) {
+  MoePlan plan;
+  plan_moe_into(expert_ids, expert_weights, T, top_k, num_experts, plan);
   return plan;
 }
 

@@ -22,5 +22,9 @@ struct MoePlan {
 // and slot when an id is outside [0, num_experts).
 MoePlan plan_moe(const int32_t* expert_ids, const float* expert_weights, int64_t T, int top_k,
                  int num_experts);
+// The same, written into `plan` and reusing its storage (no allocation once it has grown): the
+// CPU backend's per-call form.
+void plan_moe_into(const int32_t* expert_ids, const float* expert_weights, int64_t T, int top_k,
+                   int num_experts, MoePlan& plan);
 
 }  // namespace minimax

@@ -397,6 +397,8 @@ TEST(CpuMoe, ThreadCountDoesNotChangeTheResult) {
   }
 }
 
+// plan_moe_into reusing one plan's storage across calls of different sizes gives what fresh
+// storage gives (no stale entries from a bigger earlier call).
 TEST(CpuMoe, PlanMatchesPlanMoeAndReusesItsStorage) {
   MoePlan plan;
   for (int64_t T : {40, 3, 0, 17}) {
