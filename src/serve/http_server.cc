@@ -11,6 +11,9 @@
 #include <cerrno>
 #include <cstdlib>
 #include <exception>
+#include <memory>
+#include <optional>
+#include <string>
 
 #include "base/error.h"
 #include "base/log.h"
@@ -64,11 +67,18 @@ bool numeric_address(const sockaddr_storage& address, socklen_t length, std::str
   return true;
 }
 
-// The accepted socket that `req` arrived on, or -1. httplib 0.11 does not hand it to handlers,
-// so it is found among the process's open sockets by its two endpoints (local port, peer address
-// and port), which identify one connection while it is open, and it stays open while its handler
-// runs. One scan of /proc/self/fd per request.
-int connection_socket(const httplib::Request& req) {
+// What identifies a request's connection while it is open: the local port and the peer's
+// address and port.
+struct Endpoints {
+  int local_port = -1;
+  std::string remote_addr;
+  int remote_port = -1;
+};
+
+// The accepted socket of the connection with these endpoints, or -1. httplib 0.11 does not hand
+// it to handlers, so it is found among the process's open sockets; the connection stays open
+// while its request is handled.
+int connection_socket(const Endpoints& want) {
   DIR* dir = opendir("/proc/self/fd");
   if (dir == nullptr) return -1;
   int found = -1;
@@ -83,8 +93,8 @@ int connection_socket(const httplib::Request& req) {
     std::string local_host, peer_host;
     int local_port = 0, peer_port = 0;
     if (numeric_address(local, local_length, local_host, local_port) &&
-        numeric_address(peer, peer_length, peer_host, peer_port) && local_port == req.local_port &&
-        peer_port == req.remote_port && peer_host == req.remote_addr) {
+        numeric_address(peer, peer_length, peer_host, peer_port) && local_port == want.local_port &&
+        peer_port == want.remote_port && peer_host == want.remote_addr) {
       found = fd;
       break;
     }
@@ -94,13 +104,16 @@ int connection_socket(const httplib::Request& req) {
 }
 
 // Alive until the peer's end of stream (recv 0) or a reset; pending bytes (a pipelined request)
-// mean alive. Unknown socket: assumed alive, as before this check existed.
+// mean alive. Unknown socket: assumed alive, as before this check existed. The socket is looked
+// up at the first call, not per request: most requests (health, metrics, models) never ask.
+// Copies share the lookup; all calls come from the request's own thread.
 ClientAlive client_alive_probe(const httplib::Request& req) {
-  const int fd = connection_socket(req);
-  if (fd < 0) return [] { return true; };
-  return [fd] {
+  auto fd = std::make_shared<std::optional<int>>();
+  return [fd, want = Endpoints{req.local_port, req.remote_addr, req.remote_port}] {
+    if (!fd->has_value()) *fd = connection_socket(want);
+    if (**fd < 0) return true;
     char byte;
-    const ssize_t n = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    const ssize_t n = recv(**fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
     if (n > 0) return true;
     if (n == 0) return false;
     return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
