@@ -73,9 +73,12 @@ async function sameBothWays(what, body) {
   return w;
 }
 
-async function metric(name) {
+// The value of a /metrics sample; with `label` (`key="value"`, the sample's last label), that
+// labelled series of it.
+async function metric(name, label = "") {
   const text = await (await fetch(`${args.url}/metrics`)).text();
-  const line = text.split("\n").find((l) => l.startsWith(name + "{") || l.startsWith(name + " "));
+  const line = text.split("\n").find((l) => (l.startsWith(name + "{") || l.startsWith(name + " ")) &&
+                                            (label === "" || l.includes(`${label}}`)));
   return line === undefined ? NaN : Number(line.split(" ").pop());
 }
 
@@ -202,12 +205,7 @@ check(usedDuring > 0 && usedAfter === 0 && running === 0, "disconnect mid-stream
 
 // 6b. A client that leaves before its non-streamed reply: the request is cancelled (finished
 // "abort" in /metrics, its KV blocks freed), not generated to the end.
-async function labeledMetric(name, label) {
-  const text = await (await fetch(`${args.url}/metrics`)).text();
-  const line = text.split("\n").find((l) => l.startsWith(`${name}{`) && l.includes(`${label}}`));
-  return line === undefined ? NaN : Number(line.split(" ").pop());
-}
-const abortsBefore = await labeledMetric("vllm:request_success_total", 'finished_reason="abort"');
+const abortsBefore = await metric("vllm:request_success_total", 'finished_reason="abort"');
 const leaving = new AbortController();
 const pending = client.chat.completions.create(
   { model, temperature: 1, max_tokens: 1800, ignore_eos: true, messages: [{ role: "user", content: "Tell a long story." }] },
@@ -221,7 +219,7 @@ leaving.abort();
 await pending;
 let abortsAfter = NaN, runningAfter = NaN, usedAfterLeave = NaN;
 for (let i = 0; i < 100; i++) {
-  abortsAfter = await labeledMetric("vllm:request_success_total", 'finished_reason="abort"');
+  abortsAfter = await metric("vllm:request_success_total", 'finished_reason="abort"');
   runningAfter = await metric("vllm:num_requests_running");
   usedAfterLeave = await metric("minimax:kv_blocks_used");
   if (abortsAfter === abortsBefore + 1 && runningAfter === 0 && usedAfterLeave === 0) break;
