@@ -1,10 +1,13 @@
-// Backend-neutral kernel signatures: the ops the model is written against. Activations are f32
-// and row-major; weights are WeightViews in their stored format. A backend (reference/, cpu/,
-// later cuda/) is a KernelOps table of these functions (kernels/backend.h picks one at run time).
-// Every op's meaning is defined by its reference version in kernels/reference/.
+// Backend-neutral kernel signatures: the ops the model is written against. Every pointer an op
+// takes (activations, token ids, positions, page tables, KV storage) is memory of the backend that
+// runs it (kernels/backend.h: host memory for reference/ and cpu/, device memory for an
+// accelerator's); activations are f32 and row-major; weights are WeightViews in their stored
+// format. A backend is a KernelOps table of these functions plus the memory it owns. Every op's
+// meaning is defined by its reference version in kernels/reference/.
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "base/thread_pool.h"
 #include "kernels/weight_view.h"
@@ -43,16 +46,49 @@ struct RopeParams {
 using RopeFn = void (*)(float* x, int64_t T, const int32_t* positions, const RopeParams& params,
                         ThreadPool* pool);
 
+// ---- Elementwise and data movement ------------------------------------------------------------
+// The model does no arithmetic or copying on activations itself: residual adds, row selection and
+// KV stores are ops, so that an accelerator backend keeps activations in its own memory.
+
+// y[i] += x[i] for i < n (the residual add).
+using AddFn = void (*)(float* y, const float* x, int64_t n, ThreadPool* pool);
+// y[i] = x[i] for i < n.
+using CopyFn = void (*)(float* y, const float* x, int64_t n);
+// out[i, :] = x[rows[i], :] for i < count, rows of `width` floats.
+using GatherRowsFn = void (*)(const float* x, int64_t width, const int32_t* rows, int64_t count,
+                              float* out);
+
+// Element type of the KV cache's storage. Only kF32 is implemented today; bf16 and fp8 come
+// with the CPU speed work, and a kernel given a type it does not implement throws Error.
+enum class KvDtype : uint8_t { kF32, kBF16, kFp8E4m3 };
+std::string_view kv_dtype_name(KvDtype dtype);  // "f32", "bf16", "fp8_e4m3"
+int64_t kv_dtype_bytes(KvDtype dtype);
+
+struct KvStoreArgs {
+  const float* rows = nullptr;  // [T, width]: this step's keys, values or index keys
+  int64_t T = 0, width = 0;
+  const int32_t* positions = nullptr;  // row t goes to slot positions[t]
+  // Slot s is storage row page_table[s / page_size]·page_size + s % page_size (null: row s).
+  const int32_t* page_table = nullptr;
+  int page_size = 0;
+  void* storage = nullptr;  // [rows, width] elements of `dtype`
+  KvDtype dtype = KvDtype::kF32;
+};
+// Writes each row to its slot's storage row, converted to the cache's element type.
+using StoreKvFn = void (*)(const KvStoreArgs& args);
+
 // ---- Attention ------------------------------------------------------------------------------
 
 struct AttentionArgs {
   const float* q = nullptr;  // [T, num_heads, head_dim], after norm and RoPE
   int64_t T = 0;
   int num_heads = 0, num_kv_heads = 0, head_dim = 0;  // query head h reads KV head h / group
-  // Cache: token slot s of KV head g starts at k_cache + s·cache_stride + g·head_dim.
-  const float* k_cache = nullptr;
-  const float* v_cache = nullptr;
+  // Cache: token slot s of KV head g starts at element s·cache_stride + g·head_dim of k_cache /
+  // v_cache, whose elements are `kv_dtype`.
+  const void* k_cache = nullptr;
+  const void* v_cache = nullptr;
   int64_t cache_stride = 0;
+  KvDtype kv_dtype = KvDtype::kF32;
   // Query t attends cache slots [0, positions[t]] (causal).
   const int32_t* positions = nullptr;
   float scale = 0;  // softmax scale, 1/sqrt(head_dim)
@@ -75,8 +111,9 @@ struct BlockSelectArgs {
   const float* index_q = nullptr;  // [T, num_index_heads, index_dim], after norm and RoPE
   int64_t T = 0;
   int num_index_heads = 0, index_dim = 0;  // index head g selects for KV group g
-  const float* index_k_cache = nullptr;    // slot s at index_k_cache + s·index_k_stride
+  const void* index_k_cache = nullptr;     // slot s at element s·index_k_stride, `kv_dtype`
   int64_t index_k_stride = 0;
+  KvDtype kv_dtype = KvDtype::kF32;
   const int32_t* positions = nullptr;  // query t sees slots [0, positions[t]]
   int block_size = 0, topk_blocks = 0;
   int init_blocks = 0;   // blocks [0, init_blocks) always selected
@@ -165,9 +202,14 @@ using MoeFn = void (*)(const MoeArgs& args, ThreadPool* pool);
 
 // ---- The table --------------------------------------------------------------------------------
 
-// One backend. A null entry means "not provided": kernels/backend.h fills it from the reference.
+// One backend's ops. A null entry means "not provided": a host backend (kernels/backend.h) has it
+// filled from the reference; a device backend must provide every entry.
 struct KernelOps {
   const char* name = "";
+  AddFn add = nullptr;
+  CopyFn copy = nullptr;
+  GatherRowsFn gather_rows = nullptr;
+  StoreKvFn store_kv = nullptr;
   LinearFn linear = nullptr;
   EmbeddingFn embedding = nullptr;
   RmsNormFn rms_norm = nullptr;

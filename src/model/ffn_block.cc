@@ -1,7 +1,5 @@
 // The feed-forward half of a decoder layer: M3's dense FFN, or the sigmoid-routed MoE (bias for the
 // choice only, renormalised, × routed_scaling_factor) plus M3's shared expert.
-#include <vector>
-
 #include "model/layer_blocks.h"
 
 namespace minimax {
@@ -21,11 +19,13 @@ GluParams glu_params(const ModelConfig& c) {
 // down(act(gate·x, up·x)) over the T tokens.
 void gated_ffn(const ForwardContext& ctx, const FfnWeights& f, const float* xn, float* out) {
   const int64_t T = ctx.T, width = f.gate.rows;
-  std::vector<float> gate(T * width), up(T * width);
-  project(ctx, f.gate, xn, T, gate.data());
-  project(ctx, f.up, xn, T, up.data());
-  ctx.ops.glu(gate.data(), up.data(), T * width, glu_params(ctx.config), gate.data());
-  project(ctx, f.down, gate.data(), T, out);
+  WorkspaceScope scope(ctx.ws);
+  float* gate = ctx.ws.take<float>(T * width);
+  float* up = ctx.ws.take<float>(T * width);
+  project(ctx, f.gate, xn, T, gate);
+  project(ctx, f.up, xn, T, up);
+  ctx.ops.glu(gate, up, T * width, glu_params(ctx.config), gate);
+  project(ctx, f.down, gate, T, out);
 }
 
 }  // namespace
@@ -36,9 +36,11 @@ void project(const ForwardContext& ctx, const WeightView& w, const float* x, int
     ctx.ops.linear(w, x, T, y, ctx.pool);
     return;
   }
-  std::vector<float> xq(x, x + T * w.cols);
-  ctx.ops.quantize_activations(xq.data(), T, w.cols, q);
-  ctx.ops.linear(w, xq.data(), T, y, ctx.pool);
+  WorkspaceScope scope(ctx.ws);
+  float* xq = ctx.ws.take<float>(T * w.cols);
+  ctx.ops.copy(xq, x, T * w.cols);
+  ctx.ops.quantize_activations(xq, T, w.cols, q);
+  ctx.ops.linear(w, xq, T, y, ctx.pool);
 }
 
 void ffn_block(const ForwardContext& ctx, const LayerWeights& w, const float* xn, float* out) {
@@ -50,29 +52,31 @@ void ffn_block(const ForwardContext& ctx, const LayerWeights& w, const float* xn
   const MoeWeights& m = w.moe_weights;
   const int64_t T = ctx.T, H = c.hidden_size;
   const int k = c.experts_per_tok;
-  std::vector<float> logits(T * c.num_experts), weights(T * k);
-  std::vector<int32_t> ids(T * k);
-  ctx.ops.linear(m.router, xn, T, logits.data(), ctx.pool);  // f32 router, never quantized
+  WorkspaceScope scope(ctx.ws);
+  float* logits = ctx.ws.take<float>(T * c.num_experts);
+  float* weights = ctx.ws.take<float>(T * k);
+  int32_t* ids = ctx.ws.take<int32_t>(T * k);
+  ctx.ops.linear(m.router, xn, T, logits, ctx.pool);  // f32 router, never quantized
   RouterArgs r;
-  r.logits = logits.data();
+  r.logits = logits;
   r.T = T;
   r.num_experts = c.num_experts;
   r.top_k = k;
   r.selection_bias = m.bias.empty() ? nullptr : m.bias.data();
   r.renormalize = true;
   r.routed_scale = static_cast<float>(c.routed_scaling_factor);
-  r.expert_ids = ids.data();
-  r.expert_weights = weights.data();
+  r.expert_ids = ids;
+  r.expert_weights = weights;
   ctx.ops.route(r);
 
   // The routed experts' input, FP8-quantized once for all of them when emulating.
-  std::vector<float> xq;
   const float* x_in = xn;
   const bool quantized = is_quantized_format(m.experts[0].gate.format);
   if (quantized && ctx.act_quant.linear_input.kind != ActQuantKind::kNone) {
-    xq.assign(xn, xn + T * H);
-    ctx.ops.quantize_activations(xq.data(), T, H, ctx.act_quant.linear_input);
-    x_in = xq.data();
+    float* xq = ctx.ws.take<float>(T * H);
+    ctx.ops.copy(xq, xn, T * H);
+    ctx.ops.quantize_activations(xq, T, H, ctx.act_quant.linear_input);
+    x_in = xq;
   }
   MoeArgs args;
   args.experts = m.experts.data();
@@ -81,8 +85,8 @@ void ffn_block(const ForwardContext& ctx, const LayerWeights& w, const float* xn
   args.inter = c.intermediate_size;
   args.x = x_in;
   args.T = T;
-  args.expert_ids = ids.data();
-  args.expert_weights = weights.data();
+  args.expert_ids = ids;
+  args.expert_weights = weights;
   args.top_k = k;
   args.act = glu_params(c);
   if (quantized) args.down_input_quant = ctx.act_quant.moe_down_input;
@@ -91,9 +95,9 @@ void ffn_block(const ForwardContext& ctx, const LayerWeights& w, const float* xn
   ctx.ops.moe(args, ctx.pool);
 
   if (m.has_shared) {  // a plain sum: no gate, no scaling
-    std::vector<float> shared(T * H);
-    gated_ffn(ctx, m.shared, xn, shared.data());
-    for (int64_t i = 0; i < T * H; ++i) out[i] += shared[i];
+    float* shared = ctx.ws.take<float>(T * H);
+    gated_ffn(ctx, m.shared, xn, shared);
+    ctx.ops.add(out, shared, T * H, ctx.pool);
   }
 }
 

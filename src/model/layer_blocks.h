@@ -5,30 +5,26 @@
 #include <vector>
 
 #include "checkpoint/model_config.h"
-#include "kernels/ops.h"
+#include "kernels/backend.h"
 #include "model/activation_quant.h"
 #include "model/kv_cache.h"
 #include "model/model_weights.h"
 
 namespace minimax {
 
-// Buffers of attention_block, kept by the forward pass across layers and sequences so the layer
-// loop does not allocate (resized to each call's need; capacity only grows).
-struct AttentionScratch {
-  std::vector<float> q, k, v, attn, index_q, index_k;
-  std::vector<int32_t> blocks;
-};
-
+// What the blocks of one step share. Every pointer is backend memory; the blocks take their
+// buffers from `ws` inside a WorkspaceScope, so each layer reuses the same memory.
 struct ForwardContext {
   const ModelConfig& config;
   const KernelOps& ops;
+  Workspace& ws;
   ThreadPool* pool;
   const ActivationQuantPlan& act_quant;
   bool dense_attention;  // MSA layers attend densely
   bool bf16_experts;     // the dequant MoE path
   const int32_t* positions;
   int64_t T;
-  AttentionScratch* attention_scratch = nullptr;  // null: attention_block allocates its own
+  const int32_t* page_table;  // the sequence's block table (attention only; null for the batch)
 };
 
 // y[T, w.rows] = W·x, feeding W's kernel FP8-quantized activations when the plan asks for it and

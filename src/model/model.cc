@@ -47,8 +47,9 @@ Model::Model(ModelConfig config, QuantConfig quant, std::unique_ptr<TensorStore>
       store_(std::move(store)),
       options_(options),
       comm_(comm),
-      ops_(options.kernels != nullptr ? complete_with_reference(*options.kernels)
-                                      : kernel_ops(options.backend)) {
+      backend_(options.make_backend         ? options.make_backend()
+               : options.kernels != nullptr ? create_host_backend(*options.kernels)
+                                            : create_backend(options.backend)) {
   if (comm_ != nullptr && comm_->size() > 1)
     fail("model: {} processes given, but sharded (TP/EP/DP) execution is not implemented yet",
          comm_->size());
@@ -63,11 +64,21 @@ Model::Model(ModelConfig config, QuantConfig quant, std::unique_ptr<TensorStore>
   weights_ = load_model_weights(*store_, config_, quant_, load);
   options_.pool = pool_;
   log_info("{}: {} {} model, {} layers, kernels '{}', MoE path {}", store_->dir(),
-           config_.architecture, quant_scheme_name(quant_.scheme), config_.num_layers, ops_.name,
-           moe_path_name(options_.moe_path));
+           config_.architecture, quant_scheme_name(quant_.scheme), config_.num_layers,
+           backend_->name(), moe_path_name(options_.moe_path));
 }
 
 Model::~Model() = default;
+
+KvCache Model::new_cache(int64_t capacity, KvDtype dtype) const {
+  if (capacity <= 0) fail("KV cache: capacity must be positive, got {}", capacity);
+  return KvCache(std::make_unique<KvBlockPool>(*backend_, config_, 1, capacity, dtype));
+}
+
+std::unique_ptr<KvBlockPool> Model::new_kv_pool(int64_t num_blocks, int64_t block_size,
+                                                KvDtype dtype) const {
+  return std::make_unique<KvBlockPool>(*backend_, config_, num_blocks, block_size, dtype);
+}
 
 std::vector<float> Model::forward(std::span<const int32_t> tokens,
                                   std::span<const int32_t> positions, KvCache& cache,
@@ -115,6 +126,7 @@ std::vector<float> Model::run_batch(std::span<const BatchSequence> batch, bool s
     total += static_cast<int64_t>(s.tokens.size());
   }
   // Every check passed: only now does any cache change.
+  std::lock_guard<std::mutex> lock(step_mutex_);
   for (const BatchSequence& s : batch)
     s.cache->mark_filled(s.positions.data(), static_cast<int64_t>(s.positions.size()));
   return run_layers(batch, total);
@@ -125,61 +137,77 @@ std::vector<float> Model::run_layers(std::span<const BatchSequence> batch, int64
   const float eps = static_cast<float>(config_.rms_norm_eps);
   const bool gemma = config_.use_gemma_norm;
   const size_t n = batch.size();
-  // The batch's tokens end to end; sequence i's rows start at offset[i].
-  std::vector<int32_t> tokens(total), positions(total);
-  std::vector<int64_t> offset(n + 1, 0);
-  int64_t out_rows = 0;
+  Backend& backend = *backend_;
+  const KernelOps& ops = backend.ops();
+  Workspace& ws = backend.workspace();
+  ws.begin_step();
+
+  // The batch's tokens end to end on the host (sequence i's rows start at offset i), and the rows
+  // whose logits are wanted, in batch order; then all of it uploaded once.
+  step_tokens_.resize(total);
+  step_positions_.resize(total);
+  step_offsets_.assign(n + 1, 0);
+  step_logit_rows_.clear();
   for (size_t i = 0; i < n; ++i) {
-    const int64_t T = static_cast<int64_t>(batch[i].tokens.size());
-    std::copy(batch[i].tokens.begin(), batch[i].tokens.end(), tokens.begin() + offset[i]);
-    std::copy(batch[i].positions.begin(), batch[i].positions.end(), positions.begin() + offset[i]);
-    offset[i + 1] = offset[i] + T;
-    out_rows += batch[i].which == LogitsFor::kLastToken ? 1 : T;
+    const int64_t T = static_cast<int64_t>(batch[i].tokens.size()), begin = step_offsets_[i];
+    std::copy(batch[i].tokens.begin(), batch[i].tokens.end(), step_tokens_.begin() + begin);
+    std::copy(batch[i].positions.begin(), batch[i].positions.end(),
+              step_positions_.begin() + begin);
+    step_offsets_[i + 1] = begin + T;
+    const int64_t first = batch[i].which == LogitsFor::kLastToken ? begin + T - 1 : begin;
+    for (int64_t r = first; r < begin + T; ++r) step_logit_rows_.push_back(static_cast<int32_t>(r));
   }
-  AttentionScratch attention_scratch;  // shared by every layer and sequence of this call
-  auto context = [&](const int32_t* pos, int64_t T) {
+  const int32_t* tokens = backend.upload<int32_t>(step_tokens_);
+  const int32_t* positions = backend.upload<int32_t>(step_positions_);
+  const int32_t* logit_rows = backend.upload<int32_t>(step_logit_rows_);
+  const int64_t out_rows = static_cast<int64_t>(step_logit_rows_.size());
+
+  auto context = [&](const int32_t* pos, int64_t T, const int32_t* page_table) {
     return ForwardContext{config_,
-                          ops_,
+                          ops,
+                          ws,
                           pool_,
                           act_quant_,
                           options_.dense_attention,
                           options_.moe_path == MoePath::kDequant,
                           pos,
                           T,
-                          &attention_scratch};
+                          page_table};
   };
-  const ForwardContext all = context(positions.data(), total);
+  const ForwardContext all = context(positions, total, nullptr);
   std::vector<ForwardContext> per_sequence;
   per_sequence.reserve(n);
-  for (size_t i = 0; i < n; ++i)
-    per_sequence.push_back(context(positions.data() + offset[i], offset[i + 1] - offset[i]));
+  for (size_t i = 0; i < n; ++i) {
+    const int32_t* table = backend.upload<int32_t>(std::span(batch[i].cache->block_table()));
+    per_sequence.push_back(
+        context(positions + step_offsets_[i], step_offsets_[i + 1] - step_offsets_[i], table));
+  }
 
-  std::vector<float> h(total * H), xn(total * H), delta(total * H);
-  ops_.embedding(weights_.embedding, tokens.data(), total, h.data());
+  float* h = ws.take<float>(total * H);
+  float* xn = ws.take<float>(total * H);
+  float* delta = ws.take<float>(total * H);
+  ops.embedding(weights_.embedding, tokens, total, h);
   for (int l = 0; l < config_.num_layers; ++l) {
     const LayerWeights& w = weights_.layers[l];
-    ops_.rms_norm(h.data(), total, H, w.input_norm.data(), eps, gemma, xn.data(), pool_);
+    ops.rms_norm(h, total, H, w.input_norm.data(), eps, gemma, xn, pool_);
     // Attention is the one per-sequence step: each reads and writes its own cache.
     for (size_t i = 0; i < n; ++i)
-      attention_block(per_sequence[i], w, l, xn.data() + offset[i] * H, *batch[i].cache,
-                      delta.data() + offset[i] * H);
-    for (int64_t i = 0; i < total * H; ++i) h[i] += delta[i];
-    ops_.rms_norm(h.data(), total, H, w.post_norm.data(), eps, gemma, xn.data(), pool_);
-    ffn_block(all, w, xn.data(), delta.data());
-    for (int64_t i = 0; i < total * H; ++i) h[i] += delta[i];
+      attention_block(per_sequence[i], w, l, xn + step_offsets_[i] * H, *batch[i].cache,
+                      delta + step_offsets_[i] * H);
+    ops.add(h, delta, total * H, pool_);
+    ops.rms_norm(h, total, H, w.post_norm.data(), eps, gemma, xn, pool_);
+    ffn_block(all, w, xn, delta);
+    ops.add(h, delta, total * H, pool_);
   }
-  // The rows that want logits, in batch order, through the final norm and lm_head together.
-  std::vector<float> chosen(out_rows * H);
-  int64_t row = 0;
-  for (size_t i = 0; i < n; ++i) {
-    const int64_t first = batch[i].which == LogitsFor::kLastToken ? offset[i + 1] - 1 : offset[i];
-    std::copy(h.begin() + first * H, h.begin() + offset[i + 1] * H, chosen.begin() + row * H);
-    row += offset[i + 1] - first;
-  }
-  ops_.rms_norm(chosen.data(), out_rows, H, weights_.final_norm.data(), eps, gemma, chosen.data(),
-                pool_);
+  // The rows that want logits through the final norm and lm_head together.
+  float* chosen = ws.take<float>(out_rows * H);
+  ops.gather_rows(h, H, logit_rows, out_rows, chosen);
+  ops.rms_norm(chosen, out_rows, H, weights_.final_norm.data(), eps, gemma, chosen, pool_);
   std::vector<float> logits(out_rows * weights_.lm_head.rows);
-  ops_.linear(weights_.lm_head, chosen.data(), out_rows, logits.data(), pool_);
+  // A host backend writes the result in place; another one writes its memory, then it is copied.
+  float* out = backend.host_memory() ? logits.data() : ws.take<float>(std::ssize(logits));
+  ops.linear(weights_.lm_head, chosen, out_rows, out, pool_);
+  if (out != logits.data()) backend.copy_to_host(logits.data(), out, logits.size() * sizeof(float));
   return logits;
 }
 

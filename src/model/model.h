@@ -1,11 +1,15 @@
-// A loaded MiniMax-M2 / M3 model: config, weights in their stored layout, the kernel backend, and
-// the forward pass (M2 and M3 written once; the architecture differences are data in
-// ModelConfig). Single process for now; a Communicator of size > 1 is refused until src/parallel
-// provides the sharded execution.
+// A loaded MiniMax-M2 / M3 model: config, weights in their stored layout, the kernel backend it
+// owns, and the forward pass (M2 and M3 written once; the architecture differences are data in
+// ModelConfig). The forward pass runs entirely through the backend: inputs are uploaded to its
+// workspace, every computation and copy on activations is one of its ops, and only the logits come
+// back. Single process for now; a Communicator of size > 1 is refused until src/parallel provides
+// the sharded execution.
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -38,9 +42,11 @@ struct ModelOptions {
   bool dense_attention = false;
   size_t threads = 0;          // worker threads when no pool is given; 0 = hardware threads
   ThreadPool* pool = nullptr;  // shared pool (not owned); null = the model makes its own
-  // A kernel table to use instead of `backend`'s (tests and experiments); it must outlive the
-  // model, and its null entries are filled from the reference.
+  // A kernel table to run on a host backend instead of `backend`'s (tests and experiments); its
+  // null entries are filled from the reference.
   const KernelOps* kernels = nullptr;
+  // A backend to use instead of both (tests: e.g. one whose memory the host may not touch).
+  std::function<std::unique_ptr<Backend>()> make_backend;
 };
 
 enum class LogitsFor : uint8_t { kLastToken, kAllTokens };
@@ -69,10 +75,15 @@ class Model {
   const ModelConfig& config() const { return config_; }
   const QuantConfig& quant() const { return quant_; }
   const ModelWeights& weights() const { return weights_; }
-  const KernelOps& ops() const { return ops_; }
+  const KernelOps& ops() const { return backend_->ops(); }
+  Backend& backend() const { return *backend_; }
   const ModelOptions& options() const { return options_; }
 
-  KvCache new_cache(int64_t capacity) const { return KvCache(config_, capacity); }
+  // A single-sequence cache of `capacity` slots in the backend's memory (Error if not positive).
+  KvCache new_cache(int64_t capacity, KvDtype dtype = KvDtype::kF32) const;
+  // A pool of KV blocks in the backend's memory for many sequences (the serving engine's).
+  std::unique_ptr<KvBlockPool> new_kv_pool(int64_t num_blocks, int64_t block_size,
+                                           KvDtype dtype = KvDtype::kF32) const;
 
   // Runs `tokens` at `positions` (same length; token t sits at cache slot positions[t]), writes
   // their keys and values into `cache`, and returns f32 logits: [1, vocab] for the last token or
@@ -86,7 +97,8 @@ class Model {
   // cache. Returns logits rows in batch order: 1 row per kLastToken sequence, T rows per
   // kAllTokens. Same checks and errors as forward() (message names the batch index), all made
   // before any cache changes; a cache may appear only once. A sequence's logits are bit-identical
-  // whether it runs alone or with others (docs/model.md says why).
+  // whether it runs alone or with others (docs/model.md says why). Calls from several threads
+  // are safe and run one at a time.
   std::vector<float> forward_batch(std::span<const BatchSequence> batch);
 
  private:
@@ -100,11 +112,17 @@ class Model {
   std::unique_ptr<TensorStore> store_;  // the mapping every view points into
   ModelOptions options_;
   const Communicator* comm_ = nullptr;
-  KernelOps ops_;
+  std::unique_ptr<Backend> backend_;
   std::unique_ptr<ThreadPool> own_pool_;
   ThreadPool* pool_ = nullptr;
   ActivationQuantPlan act_quant_;
   ModelWeights weights_;
+  // One step at a time runs on the backend (its workspace is per step): forward calls from
+  // several threads (the engine loop and a test's own generator) are serialized.
+  std::mutex step_mutex_;
+  // Host staging of one step's inputs, kept so that steps do not allocate.
+  std::vector<int32_t> step_tokens_, step_positions_, step_logit_rows_;
+  std::vector<int64_t> step_offsets_;
 };
 
 }  // namespace minimax

@@ -97,8 +97,7 @@ Engine::Impl::Impl(Model& model_, const BpeTokenizer& tokenizer_, EngineOptions 
       tokenizer(tokenizer_),
       options(resolve_options(model_, std::move(options_))),
       metrics(options.model_name),
-      pool(std::make_unique<KvBlockPool>(model.config(), options.kv_cache_blocks,
-                                         options.kv_block_size)),
+      pool(model.new_kv_pool(options.kv_cache_blocks, options.kv_block_size)),
       blocks(options.kv_cache_blocks, options.kv_block_size, options.prefix_caching),
       scheduler(blocks, options.max_num_seqs, options.max_batched_tokens),
       signal(std::make_shared<EngineSignal>()) {

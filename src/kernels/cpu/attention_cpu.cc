@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "kernels/cpu/attention_kernels.h"
 #include "kernels/cpu/cpu_ops.h"
+#include "kernels/reference/reference_ops.h"
 
 namespace minimax {
 namespace cpu_ops_detail {
@@ -97,6 +98,8 @@ void cpu_attention_at(const AttentionArgs& a, ThreadPool* pool, CpuIsa isa) {
   // Decode has one item per KV group; when that is fewer than the threads, a group's query heads
   // are split (each part reads the group's K/V rows, from cache after the first).
   const int64_t threads = pool == nullptr ? 1 : static_cast<int64_t>(pool->size());
+  const float* k_cache = reference::f32_kv(a.k_cache, a.kv_dtype, "attention");
+  const float* v_cache = reference::f32_kv(a.v_cache, a.kv_dtype, "attention");
   const int64_t groups = a.T * a.num_kv_heads;
   const int head_parts =
       static_cast<int>(std::clamp<int64_t>((threads + groups - 1) / groups, 1, group));
@@ -119,8 +122,8 @@ void cpu_attention_at(const AttentionArgs& a, ThreadPool* pool, CpuIsa isa) {
     job.out = out;
     job.heads = h1 - h0;
     job.head_dim = d;
-    job.k = a.k_cache + g * d;
-    job.v = a.v_cache + g * d;
+    job.k = k_cache + g * d;
+    job.v = v_cache + g * d;
     job.cache_stride = a.cache_stride;
     job.page_table = a.page_table;
     job.page_size = a.page_size;
@@ -148,6 +151,7 @@ void cpu_select_blocks_at(const BlockSelectArgs& a, ThreadPool* pool, CpuIsa isa
     fail("select_blocks: page_size {} must be positive with a page table", a.page_size);
   if (a.T <= 0) return;
   const AttentionKernels& kernels = cpu_ops_detail::attention_kernels(isa);
+  const float* index_k_cache = reference::f32_kv(a.index_k_cache, a.kv_dtype, "select_blocks");
   const int heads = a.num_index_heads;
   const int forced = a.init_blocks + a.local_blocks;
   auto num_blocks = [&](int64_t t) { return static_cast<int>(a.positions[t] / a.block_size) + 1; };
@@ -184,7 +188,7 @@ void cpu_select_blocks_at(const BlockSelectArgs& a, ThreadPool* pool, CpuIsa isa
         job.q = a.index_q + t * heads * a.index_dim;
         job.heads = heads;
         job.dim = a.index_dim;
-        job.k_cache = a.index_k_cache;
+        job.k_cache = index_k_cache;
         job.k_stride = a.index_k_stride;
         job.page_table = a.page_table;
         job.page_size = a.page_size;

@@ -1,5 +1,5 @@
-// The ops the CPU backend implements: every op of kernels/ops.h except the FP8 activation
-// emulation (quantize_activations), which stays the reference's.
+// The ops the CPU backend implements. The FP8 activation emulation (quantize_activations) and the
+// plain copies (copy, gather_rows, store_kv) stay the reference's, which are already memcpy-speed.
 #include "kernels/cpu/cpu_backend.h"
 
 #include "kernels/cpu/cpu_ops.h"
@@ -10,6 +10,7 @@ namespace minimax {
 KernelOps cpu_kernel_ops() {
   KernelOps ops;
   ops.name = "cpu";
+  ops.add = cpu_add;
   ops.linear = cpu_linear_op;
   ops.embedding = cpu_embedding;
   ops.rms_norm = cpu_rms_norm;

@@ -12,6 +12,10 @@
 
 namespace minimax {
 
+// y += x, the calling thread alone below 64K values (bit-identical to the reference: one f32 add
+// per element).
+void cpu_add(float* y, const float* x, int64_t n, ThreadPool* pool);
+
 // Rows of the table decoded to f32 (f32 and bf16 directly, other formats with the exact row
 // decoder of the reference); the same Error as the reference for a token outside the table.
 void cpu_embedding(const WeightView& table, const int32_t* tokens, int64_t T, float* out);

@@ -35,6 +35,15 @@ void for_rows(ThreadPool* pool, int64_t rows, int64_t elements_per_row, const Fn
 
 }  // namespace
 
+void cpu_add(float* y, const float* x, int64_t n, ThreadPool* pool) {
+  // Split in chunks of 4096 values so that small calls (a decode step's residual) stay inline.
+  constexpr int64_t kChunk = 4096;
+  for_rows(pool, (n + kChunk - 1) / kChunk, kChunk, [&](int64_t begin, int64_t end) {
+    const int64_t stop = std::min(n, end * kChunk);
+    for (int64_t i = begin * kChunk; i < stop; ++i) y[i] += x[i];
+  });
+}
+
 void cpu_embedding(const WeightView& table, const int32_t* tokens, int64_t T, float* out) {
   reference::check_weight_view(table, "embedding");
   const int64_t cols = table.cols;

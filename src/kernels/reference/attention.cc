@@ -46,6 +46,8 @@ void attention(const AttentionArgs& a, ThreadPool* pool) {
     fail("attention: page_size {} must be positive with a page table", a.page_size);
   const int group = a.num_heads / a.num_kv_heads;
   const int64_t d = a.head_dim;
+  const float* k_cache = f32_kv(a.k_cache, a.kv_dtype, "attention");
+  const float* v_cache = f32_kv(a.v_cache, a.kv_dtype, "attention");
   for_range(pool, a.T * a.num_heads, [&](int64_t begin, int64_t end) {
     std::vector<int64_t> slots;
     std::vector<double> scores, acc(d);
@@ -63,7 +65,7 @@ void attention(const AttentionArgs& a, ThreadPool* pool) {
       double max_score = -std::numeric_limits<double>::infinity();
       for (size_t i = 0; i < slots.size(); ++i) {
         const int64_t row = cache_row(a.page_table, a.page_size, slots[i]);
-        const float* k = a.k_cache + row * a.cache_stride + g * d;
+        const float* k = k_cache + row * a.cache_stride + g * d;
         double dot = 0;
         for (int64_t c = 0; c < d; ++c) dot += static_cast<double>(q[c]) * k[c];
         scores[i] = dot * a.scale;
@@ -75,7 +77,7 @@ void attention(const AttentionArgs& a, ThreadPool* pool) {
         const double p = std::exp(scores[i] - max_score);
         denom += p;
         const int64_t row = cache_row(a.page_table, a.page_size, slots[i]);
-        const float* v = a.v_cache + row * a.cache_stride + g * d;
+        const float* v = v_cache + row * a.cache_stride + g * d;
         for (int64_t c = 0; c < d; ++c) acc[c] += p * v[c];
       }
       for (int64_t c = 0; c < d; ++c) out[c] = static_cast<float>(acc[c] / denom);
@@ -92,6 +94,7 @@ void select_blocks(const BlockSelectArgs& a, ThreadPool* pool) {
          a.local_blocks, a.topk_blocks);
   if (a.page_table != nullptr && a.page_size <= 0)
     fail("select_blocks: page_size {} must be positive with a page table", a.page_size);
+  const float* index_k_cache = f32_kv(a.index_k_cache, a.kv_dtype, "select_blocks");
   for_range(pool, a.T * a.num_index_heads, [&](int64_t begin, int64_t end) {
     std::vector<int> chosen, others;
     std::vector<double> score;
@@ -117,7 +120,7 @@ void select_blocks(const BlockSelectArgs& a, ThreadPool* pool) {
           const int64_t last = std::min<int64_t>(int64_t(b + 1) * a.block_size - 1, pos);
           for (int64_t s = int64_t(b) * a.block_size; s <= last; ++s) {
             const int64_t row = cache_row(a.page_table, a.page_size, s);
-            const float* k = a.index_k_cache + row * a.index_k_stride;
+            const float* k = index_k_cache + row * a.index_k_stride;
             double dot = 0;
             for (int c = 0; c < a.index_dim; ++c) dot += static_cast<double>(q[c]) * k[c];
             score[b] = std::max(score[b], dot);

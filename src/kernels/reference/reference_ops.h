@@ -4,11 +4,16 @@
 #pragma once
 
 #include <functional>
+#include <string_view>
 
 #include "kernels/ops.h"
 
 namespace minimax::reference {
 
+void add(float* y, const float* x, int64_t n, ThreadPool* pool);
+void copy(float* y, const float* x, int64_t n);
+void gather_rows(const float* x, int64_t width, const int32_t* rows, int64_t count, float* out);
+void store_kv(const KvStoreArgs& args);
 void linear(const WeightView& w, const float* x, int64_t T, float* y, ThreadPool* pool);
 void embedding(const WeightView& table, const int32_t* tokens, int64_t T, float* out);
 void rms_norm(const float* x, int64_t rows, int64_t dim, const float* weight, float eps,
@@ -21,6 +26,9 @@ void route(const RouterArgs& args);
 void glu(const float* gate, const float* up, int64_t n, const GluParams& params, float* out);
 void quantize_activations(float* x, int64_t rows, int64_t cols, const ActQuant& q);
 void moe(const MoeArgs& args, ThreadPool* pool);
+
+// The KV storage `p` as f32; Error naming `op` for a KV type the host kernels do not implement yet.
+const float* f32_kv(const void* p, KvDtype dtype, std::string_view op);
 
 // The f32 rotary angle of ops.h RopeFn: f32(position · f32 inv_freq[pair]).
 float rope_angle(int32_t position, int pair, int rotary_dim, double theta);

@@ -98,7 +98,8 @@ TEST_P(BatchInvariance, EachSequenceGetsTheBitsItGetsAlone) {
 
   // Batched: paged caches in one pool (histories still run alone), the step and the next decode
   // as batches of three.
-  KvBlockPool pool(model->config(), 9, 16);
+  auto pool_owner = model->new_kv_pool(9, 16);
+  KvBlockPool& pool = *pool_owner;
   std::vector<KvCache> paged;
   paged.emplace_back(pool, std::vector<int32_t>{4});
   paged.emplace_back(pool, std::vector<int32_t>{0, 7});

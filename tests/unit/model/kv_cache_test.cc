@@ -43,23 +43,30 @@ TEST(KvBlockPool, BytesPerBlockCountKeysValuesAndIndexKeys) {
   EXPECT_EQ(KvBlockPool::bytes_per_block(m3, 8),
             8 * 4 * (2 * kv3 * m3.num_layers + int64_t(m3.sparse.index_dim) * sparse_layers));
 
-  KvBlockPool pool(m3, 5, 8);
+  auto host = create_backend(BackendKind::kReference);
+  KvBlockPool pool(*host, m3, 5, 8);
   EXPECT_EQ(pool.num_blocks(), 5);
   EXPECT_EQ(pool.block_size(), 8);
   EXPECT_EQ(pool.kv_width(), kv3);
   EXPECT_EQ(pool.index_width(), m3.sparse.index_dim);
-  expect_error_mentions([&] { KvBlockPool(m3, 0, 8); }, "num_blocks");
-  expect_error_mentions([&] { KvBlockPool(m3, 4, 0); }, "block_size");
+  EXPECT_EQ(pool.dtype(), KvDtype::kF32);
+  EXPECT_EQ(pool.index_k(0), nullptr);  // layer 0 attends densely: no index keys
+  expect_error_mentions([&] { KvBlockPool(*host, m3, 0, 8); }, "num_blocks");
+  expect_error_mentions([&] { KvBlockPool(*host, m3, 4, 0); }, "block_size");
+  // Other element types take their size per element.
+  EXPECT_EQ(KvBlockPool::bytes_per_block(m3, 8, KvDtype::kBF16) * 2,
+            KvBlockPool::bytes_per_block(m3, 8));
+  EXPECT_EQ(KvBlockPool::bytes_per_block(m3, 8, KvDtype::kFp8E4m3) * 4,
+            KvBlockPool::bytes_per_block(m3, 8));
 }
 
 TEST(KvCache, PagedSlotsLiveInTheirTableBlocks) {
   const ModelConfig m2 = config_of("m2-bf16");
-  KvBlockPool pool(m2, 6, 4);
+  auto host = create_backend(BackendKind::kReference);
+  KvBlockPool pool(*host, m2, 6, 4);
   KvCache cache(pool, {5, 2, 0});
-  EXPECT_TRUE(cache.paged());
   EXPECT_EQ(cache.capacity(), 12);
   EXPECT_EQ(cache.page_size(), 4);
-  EXPECT_EQ(cache.page_table(), cache.block_table().data());
   EXPECT_EQ(cache.storage_row(0), 20);
   EXPECT_EQ(cache.storage_row(3), 23);
   EXPECT_EQ(cache.storage_row(4), 8);
@@ -68,16 +75,18 @@ TEST(KvCache, PagedSlotsLiveInTheirTableBlocks) {
   EXPECT_EQ(cache.v(0), pool.v(0));
   expect_error_mentions([&] { cache.check_position(12); }, "position 12");
 
-  KvCache contiguous(m2, 7);
-  EXPECT_FALSE(contiguous.paged());
-  EXPECT_EQ(contiguous.page_table(), nullptr);
-  EXPECT_EQ(contiguous.storage_row(6), 6);
-  expect_error_mentions([&] { contiguous.set_block_table({0}); }, "contiguous");
+  // A single-sequence cache owns a pool of one block: slot s is row s.
+  KvCache own(std::make_unique<KvBlockPool>(*host, m2, 1, 7));
+  EXPECT_EQ(own.capacity(), 7);
+  EXPECT_EQ(own.block_table(), std::vector<int32_t>{0});
+  EXPECT_EQ(own.storage_row(6), 6);
+  expect_error_mentions([&] { own.set_block_table({1}); }, "block_table[0] = 1");
 }
 
 TEST(KvCache, BlockTableChangesKeepTheFilledPrefix) {
   const ModelConfig m2 = config_of("m2-bf16");
-  KvBlockPool pool(m2, 8, 4);
+  auto host = create_backend(BackendKind::kReference);
+  KvBlockPool pool(*host, m2, 8, 4);
   KvCache cache(pool);
   EXPECT_EQ(cache.capacity(), 0);
   cache.set_block_table({3});
@@ -110,7 +119,7 @@ TEST(KvCache, BlockTableChangesKeepTheFilledPrefix) {
   expect_error_mentions([&] { cache.set_block_table({1, 8}); }, "block_table[1] = 8");
   expect_error_mentions([&] { cache.set_block_table({-1}); }, "block_table[0] = -1");
 
-  KvCache contiguous(m2, 6);
+  KvCache contiguous(std::make_unique<KvBlockPool>(*host, m2, 1, 6));
   contiguous.set_length(6);
   EXPECT_EQ(contiguous.length(), 6);
   contiguous.clear();

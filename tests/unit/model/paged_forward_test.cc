@@ -82,7 +82,8 @@ TEST_P(PagedForward, SameBitsAsTheContiguousCache) {
   const auto want = run_chunks(*model, contiguous, tokens, chunks);
   for (int page : {16, 5}) {
     const int64_t blocks = (40 + page - 1) / page;
-    KvBlockPool pool(model->config(), 3 * blocks, page);
+    auto pool_owner = model->new_kv_pool(3 * blocks, page);
+    KvBlockPool& pool = *pool_owner;
     KvCache paged(pool, shuffled_table(pool.num_blocks(), blocks, page));
     EXPECT_TRUE(same_bits(run_chunks(*model, paged, tokens, chunks), want))
         << c.name << ", page size " << page;
@@ -124,7 +125,8 @@ TEST_P(PagedMsa, BlockChoiceOverPagedIndexKeysMatchesContiguous) {
       << "the block choice should matter on this prompt";
   for (int page : {16, 24, 7}) {
     const int64_t blocks = (n + page - 1) / page;
-    KvBlockPool pool(model->config(), 2 * blocks, page);
+    auto pool_owner = model->new_kv_pool(2 * blocks, page);
+    KvBlockPool& pool = *pool_owner;
     KvCache paged(pool, shuffled_table(pool.num_blocks(), blocks, 100 + page));
     EXPECT_TRUE(same_bits(run_chunks(*model, paged, tokens, chunks), want)) << "page " << page;
   }
@@ -142,7 +144,8 @@ TEST(PrefixSharing, SharedPrefixBlocksGiveTheLogitsOfComputingThePrefixAgain) {
         Model::load(testing_support::tiny_checkpoint(arch, QuantScheme::kNone, 3, vocab), options);
     const auto shared = prompt(32, vocab);  // two whole blocks of 16
     const auto tail_a = prompt(9, vocab, 5), tail_b = prompt(9, vocab, 301);
-    KvBlockPool pool(model->config(), 8, 16);
+    auto pool_owner = model->new_kv_pool(8, 16);
+    KvBlockPool& pool = *pool_owner;
     // Sequence A: the prefix in blocks 6 and 1, its own continuation in block 3.
     KvCache a(pool, {6, 1, 3});
     model->forward(shared, iota_positions(32), a, LogitsFor::kAllTokens);
