@@ -13,8 +13,8 @@
 #include "base/log.h"
 #include "cli/commands.h"
 #include "model/kv_cache.h"
+#include "runtime/engine.h"
 #include "runtime/text_model.h"
-#include "serve/engine.h"
 #include "serve/http_server.h"
 #include "serve/openai_service.h"
 
