@@ -1,7 +1,9 @@
 // `minimax chat --model DIR`: an interactive conversation over stdin lines. Each turn renders the
 // whole conversation with the chat template and reuses the KV cache of the common prefix. The
-// model's reasoning (between its think markers) is shown apart from the answer: dimmed on a
-// terminal, under "[reasoning]" / "[answer]" labels otherwise. Commands: /reset, /exit.
+// model's reasoning is shown apart from the answer: dimmed on a terminal, under "[reasoning]" /
+// "[answer]" labels otherwise. The split is the server's parser (serve/parse_pipeline.h, the
+// architecture's format, tool calls left as text), so chat and the API agree on what is reasoning.
+// Commands: /reset, /exit.
 #include <unistd.h>
 
 #include <cstdio>
@@ -11,8 +13,8 @@
 #include "base/error.h"
 #include "cli/commands.h"
 #include "runtime/model_session.h"
-#include "runtime/reasoning_split.h"
 #include "runtime/text_model.h"
+#include "serve/parse_pipeline.h"
 
 namespace minimax::cli {
 
@@ -33,11 +35,11 @@ class TurnPrinter {
  public:
   explicit TurnPrinter(bool styled) : styled_(styled) {}
 
-  void write(const ReasoningSplitter::Piece& piece) {
-    if (piece.text.empty()) return;
-    if (!started_ || piece.reasoning != reasoning_) switch_to(piece.reasoning);
-    std::fwrite(piece.text.data(), 1, piece.text.size(), stdout);
-    at_line_start_ = piece.text.back() == '\n';
+  void write(bool reasoning, const std::string& text) {
+    if (text.empty()) return;
+    if (!started_ || reasoning != reasoning_) switch_to(reasoning);
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    at_line_start_ = text.back() == '\n';
     std::fflush(stdout);
   }
 
@@ -81,7 +83,9 @@ void run_chat(const ChatArgs& args) {
 
   const bool interactive = isatty(STDIN_FILENO);
   const bool styled = isatty(STDOUT_FILENO) && !args.plain;
-  const ThinkMarkers markers = model->markers();
+  const ParserFormat format = parser_format_for(model->model().config().arch);
+  // The mode only matters when the rendered prompt does not say whether reasoning is open.
+  const ThinkingMode mode = thinking_mode_from_kwargs(nlohmann::json::parse(kwargs.dump()), format);
   ModelSession session(model->model(), args.context);
   Generator generator(session, model->tokenizer());
   nlohmann::ordered_json messages = nlohmann::ordered_json::array();
@@ -117,21 +121,28 @@ void run_chat(const ChatArgs& args) {
       continue;
     }
     sampling.seed = *overrides.seed + turn;  // each turn its own reproducible stream
-    ReasoningSplitter splitter(markers, prompt_opens_reasoning(prompt_text, markers));
+    ParserOptions parser;
+    parser.format = format;
+    parser.parse_tool_calls = false;  // chat offers no tools: any call markup is answer text
+    parser.initial = initial_reasoning_state(prompt_text, format, mode);
+    // Markers by spelling, in the prompt and the output: a generation event's text may hold
+    // earlier tokens' text, so it cannot be paired with the event's token id.
+    ParsePipeline pipeline(parser);
     TurnPrinter printer(styled);
     std::string reasoning, answer;
-    const auto show = [&](const std::vector<ReasoningSplitter::Piece>& pieces) {
-      for (const auto& piece : pieces) {
-        (piece.reasoning ? reasoning : answer) += piece.text;
-        printer.write(piece);
-      }
+    const auto show = [&](const ParseDelta& delta) {
+      // Within one delta reasoning comes first: the parser never returns from answer to reasoning.
+      reasoning += delta.reasoning;
+      answer += delta.content;
+      printer.write(true, delta.reasoning);
+      printer.write(false, delta.content);
     };
     const GenerationResult result = generator.generate(
         prompt, sampling, model->default_stop(args.max_tokens), [&](const GenerationEvent& e) {
-          show(splitter.push(e.text));
+          show(pipeline.push_text(e.text));
           return true;
         });
-    show(splitter.flush());
+    show(pipeline.finish());
     printer.finish();
     if (!args.quiet)
       std::fprintf(stderr, "[%lld tokens, %.2f tok/s, %lld prompt tokens reused, finish: %s]\n",

@@ -13,8 +13,8 @@
 #include "base/log.h"
 #include "cli/commands.h"
 #include "model/kv_cache.h"
+#include "runtime/engine.h"
 #include "runtime/text_model.h"
-#include "serve/engine.h"
 #include "serve/http_server.h"
 #include "serve/openai_service.h"
 
@@ -69,7 +69,7 @@ bool resolve_parser(const std::string& name, Arch arch, std::string_view flag,
                     ParserFormat& format) {
   if (name == "none") return false;
   if (name == "auto") {
-    format = arch == Arch::kM3 ? ParserFormat::kMinimaxM3 : ParserFormat::kMinimaxM2;
+    format = parser_format_for(arch);
     return true;
   }
   format = parse_parser_format(name, flag);

@@ -42,7 +42,7 @@ struct RopeParams {
 // NeoX (rotate-half) partial RoPE in place on x [T, num_heads, head_dim]: for j < rotary_dim/2,
 // (x_j, x_{j+r/2}) ← (x_j·cos − x_{j+r/2}·sin, x_{j+r/2}·cos + x_j·sin) with angle
 // positions[t]·inv_freq[j]. The angle follows the f32 convention of HF and vLLM: inv_freq is an
-// f32, the product position·inv_freq is rounded to f32 (reference/rope.cc says exactly how).
+// f32, the product position·inv_freq is rounded to f32 (reference/norm_rope.cc says exactly how).
 using RopeFn = void (*)(float* x, int64_t T, const int32_t* positions, const RopeParams& params,
                         ThreadPool* pool);
 

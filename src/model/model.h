@@ -20,9 +20,9 @@
 #include "formats/tensor_store.h"
 #include "kernels/backend.h"
 #include "model/activation_quant.h"
-#include "model/communicator.h"
 #include "model/kv_cache.h"
 #include "model/model_weights.h"
+#include "parallel/communicator.h"
 
 namespace minimax {
 

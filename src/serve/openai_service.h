@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include "runtime/engine.h"
 #include "runtime/text_model.h"
-#include "serve/engine.h"
 #include "serve/http_server.h"
 #include "serve/parser_format.h"
 

@@ -49,6 +49,10 @@ std::string forced_tool_call_prefix(ParserFormat format, std::string_view tool_n
   return text;
 }
 
+ParserFormat parser_format_for(Arch arch) {
+  return arch == Arch::kM3 ? ParserFormat::kMinimaxM3 : ParserFormat::kMinimaxM2;
+}
+
 ParserFormat parse_parser_format(std::string_view name, std::string_view what) {
   if (name == "minimax_m2") return ParserFormat::kMinimaxM2;
   if (name == "minimax_m3") return ParserFormat::kMinimaxM3;

@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "checkpoint/model_config.h"
+
 namespace minimax {
 
 enum class ParserFormat { kMinimaxM2, kMinimaxM3 };
@@ -50,6 +52,9 @@ const ParserFormatSpec& parser_format_spec(ParserFormat format);
 // The opening a server forces for tool_choice "required" (`tool_name` empty: the model names the
 // tool) or a named function: the block start, a newline and the invoke up to (and with) the name.
 std::string forced_tool_call_prefix(ParserFormat format, std::string_view tool_name);
+
+// The format an architecture writes: what `serve --reasoning-parser auto` and `chat` use.
+ParserFormat parser_format_for(Arch arch);
 
 // "minimax_m2" or "minimax_m3"; anything else throws Error naming `what` (e.g. "--parser").
 ParserFormat parse_parser_format(std::string_view name, std::string_view what);

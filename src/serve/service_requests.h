@@ -9,13 +9,13 @@
 #include <optional>
 #include <vector>
 
+#include "runtime/engine.h"
+#include "runtime/request_stream.h"
 #include "runtime/text_model.h"
 #include "serve/api_error.h"
-#include "serve/engine.h"
 #include "serve/http_server.h"
 #include "serve/openai_request.h"
 #include "serve/openai_response.h"
-#include "serve/request_stream.h"
 
 namespace minimax {
 

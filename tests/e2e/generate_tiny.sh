@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # End to end: generate, chat and bench on tiny M2 (bf16) and M3 (fp8-channel) checkpoints. Greedy
 # runs repeat byte for byte, a seed repeats a sampled run, --chat renders the template, a stop
-# string cuts the text before it, chat labels reasoning and keeps the conversation, bench prints
-# consistent fields (no timing is asserted). Bad flags fail with the parameter named.
+# string cuts the text before it, chat labels reasoning and keeps the conversation (and on the
+# bundled trained model shows its reasoning apart from the answer), bench prints consistent fields
+# (no timing is asserted). Bad flags fail with the parameter named.
 # Usage: generate_tiny.sh MINIMAX_BINARY SCRATCH_DIR
 set -euo pipefail
 bin=$1
@@ -99,6 +100,22 @@ PY
     grep -q "^$field" "$work/$arch.bench.txt" || fail "$arch: bench table lacks '$field'"
   done
 done
+
+# chat separates reasoning from the answer (the server's parser): the trained bundled model reasons
+# column by column, then answers; no think marker is shown.
+bundled=$(cd "$(dirname "$0")/../.." && pwd)/models/minimax-m3-tiny
+echo "What is 347 + 285?" |
+  "$bin" chat --model "$bundled" --threads 1 --max-tokens 64 --temperature 0 --quiet \
+    >"$work/bundled.chat" 2>"$work/bundled.chat.err" || fail "bundled chat: $(cat "$work/bundled.chat.err")"
+python3 - "$work/bundled.chat" <<'PY' || fail "bundled chat: reasoning not apart: $(cat "$work/bundled.chat")"
+import sys
+lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+assert lines[0] == "[reasoning]" and "[answer]" in lines, lines
+at = lines.index("[answer]")
+reasoning, answer = "\n".join(lines[1:at]), "\n".join(lines[at + 1:])
+assert reasoning.strip() and answer.strip() == "632", lines
+assert not any("think>" in line for line in lines), lines
+PY
 
 # Bad values fail with the parameter named.
 if "$bin" generate --model "$work/m2" --prompt x --top-p 0 >/dev/null 2>"$work/err.txt"; then

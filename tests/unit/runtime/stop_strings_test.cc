@@ -1,10 +1,9 @@
-// Stop strings over streamed pieces and the reasoning split at think markers.
+// Stop strings over streamed pieces.
 #include "runtime/stop_strings.h"
 
 #include <gtest/gtest.h>
 
 #include "base/error.h"
-#include "runtime/reasoning_split.h"
 
 namespace minimax {
 namespace {
@@ -77,36 +76,6 @@ TEST(StopStringMatcherTest, MultiByteStops) {
 TEST(StopStringMatcherTest, RejectsEmptyAndInvalidStops) {
   EXPECT_THROW(StopStringMatcher({""}), Error);
   EXPECT_THROW(StopStringMatcher({std::string("\xC3")}), Error);
-}
-
-std::string render(const std::vector<ReasoningSplitter::Piece>& pieces) {
-  std::string out;
-  for (const auto& p : pieces) out += (p.reasoning ? "R[" : "A[") + p.text + "]";
-  return out;
-}
-
-TEST(ReasoningSplitterTest, StartsInReasoningWhenThePromptOpensIt) {
-  const ThinkMarkers m2 = think_markers(Arch::kM2);
-  EXPECT_TRUE(prompt_opens_reasoning("]~b]ai\n<think>\n", m2));
-  EXPECT_FALSE(prompt_opens_reasoning("]~b]ai\n", m2));
-  const ThinkMarkers m3 = think_markers(Arch::kM3);
-  EXPECT_TRUE(prompt_opens_reasoning("]~b]ai\n<mm:think>", m3));
-  EXPECT_FALSE(prompt_opens_reasoning("]~b]ai\n</mm:think>", m3));
-
-  ReasoningSplitter s(m2, true);
-  std::string out = render(s.push("plan it</th"));
-  out += render(s.push("ink>\n\nThe answer"));
-  out += render(s.flush());
-  EXPECT_EQ(out, "R[plan it]A[\n\nThe answer]");
-}
-
-TEST(ReasoningSplitterTest, OpenMarkerInTheOutputAndMarkersSplitAcrossPieces) {
-  ReasoningSplitter s(think_markers(Arch::kM3), false);
-  std::string out;
-  for (std::string piece : {"<mm:", "think>", "why", "</mm:", "think>", "so", " <mm"})
-    out += render(s.push(piece));
-  out += render(s.flush());
-  EXPECT_EQ(out, "R[why]A[so]A[ ]A[<mm]");
 }
 
 }  // namespace

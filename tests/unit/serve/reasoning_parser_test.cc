@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "base/error.h"
 #include "parser_test_helpers.h"
 #include "serve/marked_text.h"
@@ -95,6 +97,38 @@ TEST(ReasoningStart, ThinkingModeFromKwargs) {
   EXPECT_THROW(thinking_mode_from_kwargs(json{{"thinking_mode", "maybe"}}, kM3), Error);
   EXPECT_THROW(thinking_mode_from_kwargs(json{{"enable_thinking", "no"}}, kM2), Error);
   EXPECT_THROW(thinking_mode_from_kwargs(json::array(), kM2), Error);
+}
+
+// `minimax chat`'s use: the rendered prompt (text, markers by spelling) decides the start, and the
+// generator's pieces may cut a marker anywhere.
+std::pair<std::string, std::string> chat_turn(ParserFormat format, std::string_view prompt,
+                                              const std::vector<std::string>& pieces) {
+  ParserOptions options;
+  options.format = format;
+  options.parse_tool_calls = false;
+  options.initial =
+      initial_reasoning_state(prompt, format, parser_format_spec(format).default_mode);
+  ParsePipeline pipeline(options);
+  std::string reasoning, content;
+  for (const std::string& piece : pieces) {
+    const ParseDelta delta = pipeline.push_text(piece);
+    reasoning += delta.reasoning;
+    content += delta.content;
+  }
+  const ParseDelta last = pipeline.finish();
+  return {reasoning + last.reasoning, content + last.content};
+}
+
+TEST(ReasoningChatUse, M2PromptOpensReasoningAndTheEndMarkerIsCut) {
+  EXPECT_EQ(
+      chat_turn(kM2, "]~b]user\nhi[e~[\n]~b]ai\n<think>\n", {"plan it</th", "ink>\n\nThe answer"}),
+      std::make_pair(std::string("plan it"), std::string("\n\nThe answer")));
+}
+
+TEST(ReasoningChatUse, M3OutputOpensReasoningWithMarkersCutAcrossPieces) {
+  EXPECT_EQ(chat_turn(kM3, "]~b]user\nhi[e~[\n]~b]ai\n",
+                      {"<mm:", "think>", "why", "</mm:", "think>", "so", " <mm"}),
+            std::make_pair(std::string("why"), std::string("so <mm")));
 }
 
 struct SplitCase {

@@ -1,6 +1,6 @@
 // BlockManager: reference counts, the prefix-cache hash chain, LRU reuse of cached blocks and
 // no leaks.
-#include "serve/block_manager.h"
+#include "runtime/block_manager.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Scheduler policy without a model: the token budget and chunked prefill, FIFO admission within
 // the sequence and block limits, preemption of the newest sequence, prefix hits at admission.
-#include "serve/scheduler.h"
+#include "runtime/scheduler.h"
 
 #include <gtest/gtest.h>
 

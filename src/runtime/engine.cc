@@ -1,10 +1,10 @@
-// The serving engine's lifetime, submission and loop thread (serve/engine.h); the step itself is
+// The serving engine's lifetime, submission and loop thread (runtime/engine.h); the step itself is
 // in engine_step.cc.
 #include <algorithm>
 
 #include "base/error.h"
 #include "base/log.h"
-#include "serve/engine_impl.h"
+#include "runtime/engine_impl.h"
 
 namespace minimax {
 namespace {

@@ -1,5 +1,5 @@
 // ServeMetrics: counters, gauges and histograms, and their Prometheus text with vLLM's names.
-#include "serve/serve_metrics.h"
+#include "runtime/serve_metrics.h"
 
 #include <gtest/gtest.h>
 

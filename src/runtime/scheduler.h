@@ -12,7 +12,7 @@
 #include <deque>
 #include <vector>
 
-#include "serve/block_manager.h"
+#include "runtime/block_manager.h"
 
 namespace minimax {
 

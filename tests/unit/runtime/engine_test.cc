@@ -2,7 +2,7 @@
 // tokens of the same requests run one at a time through the runtime Generator (also under
 // preemption and with prefix-cache hits), cancellation frees blocks, timeouts, the queue bound,
 // request validation, forced tokens and prompt logprobs against a full forward.
-#include "serve/engine.h"
+#include "runtime/engine.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

@@ -1,5 +1,5 @@
-// Server metrics and their Prometheus rendering (serve/serve_metrics.h).
-#include "serve/serve_metrics.h"
+// Server metrics and their Prometheus rendering (runtime/serve_metrics.h).
+#include "runtime/serve_metrics.h"
 
 #include <fmt/format.h>
 

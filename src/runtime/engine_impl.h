@@ -1,4 +1,4 @@
-// Internals of the serving engine (serve/engine.h), shared by engine.cc (threading, submission,
+// Internals of the serving engine (runtime/engine.h), shared by engine.cc (threading, submission,
 // lifetime) and engine_step.cc (one scheduling step and the per-token work). Not for callers.
 #pragma once
 
@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "model/kv_cache.h"
+#include "runtime/block_manager.h"
+#include "runtime/engine.h"
+#include "runtime/scheduler.h"
 #include "runtime/stop_strings.h"
-#include "serve/block_manager.h"
-#include "serve/engine.h"
-#include "serve/scheduler.h"
 #include "text/detokenizer.h"
 
 namespace minimax {

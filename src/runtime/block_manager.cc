@@ -1,5 +1,5 @@
-// KV block ownership, reference counts and prefix caching (serve/block_manager.h).
-#include "serve/block_manager.h"
+// KV block ownership, reference counts and prefix caching (runtime/block_manager.h).
+#include "runtime/block_manager.h"
 
 #include <algorithm>
 

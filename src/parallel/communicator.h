@@ -1,6 +1,6 @@
 // The collective operations the model needs when it is split over processes. A null
 // Communicator (or one of size 1) means a single process; the MPI / NCCL implementations and the
-// ParallelMode selector arrive with src/parallel, against this same interface.
+// ParallelMode selector are to join it here (src/parallel), against this same interface.
 #pragma once
 
 #include <cstddef>

@@ -1,9 +1,9 @@
 // The serving engine: one loop thread that runs continuous batching over a paged KV cache (vLLM
 // V1's design). Requests join and leave at every step; each step schedules decodes and prompt
-// chunks within a token budget (serve/scheduler.h), runs them in one Model::forward_batch,
+// chunks within a token budget (runtime/scheduler.h), runs them in one Model::forward_batch,
 // samples every sequence with its own Sampler, detokenizes, applies the stop conditions and
 // pushes the results to each request's RequestStream. KV blocks come from one pool with prefix
-// caching (serve/block_manager.h); when blocks run out the newest request is preempted and later
+// caching (runtime/block_manager.h); when blocks run out the newest request is preempted and later
 // recomputed, its output continuing seamlessly.
 #pragma once
 
@@ -16,9 +16,9 @@
 #include "base/error.h"
 #include "model/model.h"
 #include "runtime/generator.h"
+#include "runtime/request_stream.h"
 #include "runtime/sampler.h"
-#include "serve/request_stream.h"
-#include "serve/serve_metrics.h"
+#include "runtime/serve_metrics.h"
 #include "text/bpe_tokenizer.h"
 
 namespace minimax {

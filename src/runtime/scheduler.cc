@@ -1,5 +1,5 @@
-// One continuous-batching step: budget, admission and preemption (serve/scheduler.h).
-#include "serve/scheduler.h"
+// One continuous-batching step: budget, admission and preemption (runtime/scheduler.h).
+#include "runtime/scheduler.h"
 
 #include <algorithm>
 

@@ -1,5 +1,5 @@
-// The engine → consumer channel of one request (serve/request_stream.h).
-#include "serve/request_stream.h"
+// The engine → consumer channel of one request (runtime/request_stream.h).
+#include "runtime/request_stream.h"
 
 #include <utility>
 

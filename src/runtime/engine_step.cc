@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "base/error.h"
-#include "serve/engine_impl.h"
+#include "runtime/engine_impl.h"
 
 namespace minimax {
 namespace {
