@@ -8,7 +8,10 @@
 
 namespace minimax {
 
+// The architecture family; everything the engine knows about one lives in its record
+// (checkpoint/arch/architecture.h).
 enum class Arch { kM2, kM3 };
+struct ArchitectureRecord;
 // M2 normalises q/k over the whole flattened projection (6144 / 1024 values, a weight per value);
 // M3 normalises each 128-wide head with one shared [head_dim] weight. Under tensor parallelism only
 // kPerLayer needs the sum of squares reduced across ranks.
@@ -55,6 +58,9 @@ struct ModelConfig {
   // As written in config.json, -1 when absent. These may be wrong (M2.7 says 1 / 2); the ids that
   // count come from generation_config.json and the tokenizer (spec/model.md §6 item 11).
   int bos_token_id = -1, eos_token_id = -1;
+  // The record `architecture` names (set by parse_model_config; null in a hand-built config,
+  // which then uses its family's record). Prefix and lm_head name are the record's.
+  const ArchitectureRecord* record = nullptr;
   std::string tensor_prefix;  // "model." (M2) or "language_model.model." (M3)
   std::string lm_head_name;   // "lm_head.weight" or "language_model.lm_head.weight"
   nlohmann::json raw;         // the whole config.json
@@ -62,9 +68,10 @@ struct ModelConfig {
   bool is_moe_layer(int layer) const { return moe_layer.at(layer) != 0; }
   bool is_sparse_layer(int layer) const { return sparse.layer_sparse.at(layer) != 0; }
   int num_moe_layers() const;
+  const ArchitectureRecord& architecture_record() const;
 };
 
-std::string_view arch_name(Arch arch);  // "M2" / "M3"
+std::string_view arch_name(Arch arch);  // "M2" / "M3" (the record's short name)
 
 // Validates and converts a parsed config.json. `source` names the file in error messages. Unknown
 // extra keys are ignored (real configs carry many); missing required fields, wrong JSON types and

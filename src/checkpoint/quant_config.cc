@@ -6,6 +6,7 @@
 #include <filesystem>
 
 #include "base/error.h"
+#include "checkpoint/arch/architecture.h"
 #include "checkpoint/name_patterns.h"
 #include "checkpoint/tensor_table.h"
 
@@ -230,14 +231,12 @@ std::string strip_weight_suffix(const std::string& name) {
 
 // --- The configs each release writes ---------------------------------------------------------
 
-constexpr const char* kVisionModules[] = {"vision_tower", "multi_modal_projector",
-                                          "patch_merge_mlp"};
 constexpr const char* kModelOptVersion = "0.39.0";
 
 json fp8_block_json(const ModelConfig& model) {
   json not_convert = {"gate", "e_score_correction_bias", "lm_head"};
-  if (model.arch == Arch::kM3)
-    for (const char* vision : kVisionModules) not_convert.push_back(vision);
+  for (std::string_view vision : model.architecture_record().vision_modules)
+    not_convert.push_back(vision);
   return {{"activation_scheme", "dynamic"},
           {"fmt", "float8_e4m3fn"},
           {"quant_method", "fp8"},
@@ -252,8 +251,8 @@ json fp8_channel_json(const ModelConfig& model) {
   for (const TensorSpec& spec : tensor_table(model))
     if (spec.role == TensorRole::kRouter || (spec.linear && spec.role != TensorRole::kRoutedExpert))
       ignore.push_back(module_name(spec.name));
-  if (model.arch == Arch::kM3)
-    for (const char* vision : kVisionModules) ignore.push_back(fmt::format("re:^{}\\.", vision));
+  for (std::string_view vision : model.architecture_record().vision_modules)
+    ignore.push_back(fmt::format("re:^{}\\.", vision));
   auto args = [](const char* strategy, bool dynamic) {
     return json{{"num_bits", 8},
                 {"type", "float"},
@@ -282,14 +281,9 @@ json fp8_channel_json(const ModelConfig& model) {
 }
 
 json quark_mxfp4_json(const ModelConfig& model) {
-  // Quark's minimax_m2 template and the amd/MiniMax-M3-MXFP4 recipe (spec/formats.md §2.1). M3
-  // keeps the dense layers' MLP unquantized; its shared experts are MXFP4.
-  json exclude =
-      model.arch == Arch::kM2
-          ? json{"lm_head", "*block_sparse_moe.gate*", "*self_attn*"}
-          : json{"*lm_head",          "*vision_tower*",         "*multi_modal_projector*",
-                 "*patch_merge_mlp*", "*block_sparse_moe.gate", "*self_attn*",
-                 "*mlp.gate_proj",    "*mlp.up_proj",           "*mlp.down_proj"};
+  // The architecture's Quark recipe (spec/formats.md §2.1).
+  json exclude = json::array();
+  for (std::string_view entry : model.architecture_record().quark_exclude) exclude.push_back(entry);
   auto spec = [](bool dynamic) {
     return json{{"dtype", "fp4"},
                 {"is_dynamic", dynamic},
@@ -346,8 +340,8 @@ json modelopt_ignore(const ModelConfig& model) {
       ignore.push_back(p + "mlp*");
     ignore.push_back(p + "self_attn*");
   }
-  if (model.arch == Arch::kM3)
-    for (const char* vision : kVisionModules) ignore.push_back(std::string(vision) + "*");
+  for (std::string_view vision : model.architecture_record().vision_modules)
+    ignore.push_back(std::string(vision) + "*");
   return ignore;
 }
 

@@ -2,9 +2,9 @@
 #include "checkpoint/tensor_table.h"
 
 #include <array>
-#include <charconv>
 
 #include "base/error.h"
+#include "checkpoint/arch/architecture.h"
 
 namespace minimax {
 namespace {
@@ -14,17 +14,6 @@ bool starts_with(std::string_view text, std::string_view prefix) {
 }
 bool ends_with(std::string_view text, std::string_view suffix) {
   return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
-}
-
-// Consumes a decimal index and the dot after it: "12.rest" -> 12, text = "rest". -1 if malformed.
-int take_index(std::string_view& text) {
-  size_t dot = text.find('.');
-  if (dot == 0 || dot == std::string_view::npos) return -1;
-  int value = -1;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + dot, value);
-  if (ec != std::errc() || end != text.data() + dot || value < 0) return -1;
-  text.remove_prefix(dot + 1);
-  return value;
 }
 
 // Parameter names a Linear module may carry in any of the supported layouts.
@@ -46,126 +35,115 @@ bool split_linear_param(std::string_view name, std::string_view* module) {
   return false;
 }
 
-bool one_of(std::string_view value, std::initializer_list<std::string_view> options) {
-  for (std::string_view option : options)
-    if (value == option) return true;
+// Keys whose weight is a matrix that may carry quantization side tensors.
+bool is_matrix_key(TensorKey key) {
+  switch (key) {
+    case TensorKey::kEmbedding:
+    case TensorKey::kFinalNorm:
+    case TensorKey::kInputNorm:
+    case TensorKey::kPostNorm:
+    case TensorKey::kQNorm:
+    case TensorKey::kKNorm:
+    case TensorKey::kIndexQNorm:
+    case TensorKey::kIndexKNorm:
+    case TensorKey::kRouterBias:
+      return false;
+    case TensorKey::kLmHead:
+    case TensorKey::kQProj:
+    case TensorKey::kKProj:
+    case TensorKey::kVProj:
+    case TensorKey::kOProj:
+    case TensorKey::kIndexQProj:
+    case TensorKey::kIndexKProj:
+    case TensorKey::kRouter:
+    case TensorKey::kExpertGate:
+    case TensorKey::kExpertUp:
+    case TensorKey::kExpertDown:
+    case TensorKey::kSharedGate:
+    case TensorKey::kSharedUp:
+    case TensorKey::kSharedDown:
+    case TensorKey::kDenseGate:
+    case TensorKey::kDenseUp:
+    case TensorKey::kDenseDown:
+      return true;
+  }
   return false;
 }
 
-// `rest` is what follows "layers.N." for a main-model layer.
-TensorRole classify_layer_tensor(std::string_view rest, int layer, const ModelConfig& config) {
-  bool moe = config.is_moe_layer(layer);
-  bool sparse = config.is_sparse_layer(layer);
-  if (rest == "input_layernorm.weight" || rest == "post_attention_layernorm.weight")
-    return TensorRole::kNorm;
-  if (config.use_qk_norm && one_of(rest, {"self_attn.q_norm.weight", "self_attn.k_norm.weight"}))
-    return TensorRole::kQkNorm;
-  if (sparse && one_of(rest, {"self_attn.index_q_norm.weight", "self_attn.index_k_norm.weight"}))
-    return TensorRole::kIndexBranch;
-  if (moe && rest == "block_sparse_moe.e_score_correction_bias")
-    return config.use_routing_bias ? TensorRole::kRouterBias : TensorRole::kUnknown;
-  std::string_view module;
-  if (!split_linear_param(rest, &module)) return TensorRole::kUnknown;
-  if (one_of(module,
-             {"self_attn.q_proj", "self_attn.k_proj", "self_attn.v_proj", "self_attn.o_proj"}))
-    return TensorRole::kAttention;
-  if (sparse && one_of(module, {"self_attn.index_q_proj", "self_attn.index_k_proj"}))
-    return TensorRole::kIndexBranch;
-  if (!moe) {
-    return one_of(module, {"mlp.gate_proj", "mlp.up_proj", "mlp.down_proj"}) ? TensorRole::kDenseFfn
-                                                                             : TensorRole::kUnknown;
-  }
-  if (module == "block_sparse_moe.gate") return TensorRole::kRouter;
-  if (config.n_shared_experts > 0 && one_of(module, {"block_sparse_moe.shared_experts.gate_proj",
-                                                     "block_sparse_moe.shared_experts.up_proj",
-                                                     "block_sparse_moe.shared_experts.down_proj"}))
-    return TensorRole::kSharedExpert;
-  constexpr std::string_view kExperts = "block_sparse_moe.experts.";
-  if (!starts_with(module, kExperts)) return TensorRole::kUnknown;
-  module.remove_prefix(kExperts.size());
-  std::string_view projection = module;
-  int expert = take_index(projection);
-  if (expert < 0 || expert >= config.num_experts) return TensorRole::kUnknown;
-  return one_of(projection, {"w1", "w2", "w3"}) ? TensorRole::kRoutedExpert : TensorRole::kUnknown;
-}
+// What a parallel mode does with each weight (docs/checkpoint.md, "Split rules"). Under the
+// tensor-parallel attention modes heads are divided: q/k/v by output rows, o_proj by input
+// columns (partial sums, all-reduced); under DP_EP each rank runs whole requests, so attention is
+// replicated.
+constexpr SplitRules kTpRows = {Split::kRows, Split::kRows, Split::kReplicated};
+constexpr SplitRules kTpCols = {Split::kCols, Split::kCols, Split::kReplicated};
+constexpr SplitRules kReplicated = {Split::kReplicated, Split::kReplicated, Split::kReplicated};
 
 class TableBuilder {
  public:
-  explicit TableBuilder(const ModelConfig& config) : c_(config) {}
-
-  void add(std::string name, TensorRole role, std::vector<int64_t> shape, bool linear,
-           int layer = -1, int expert = -1) {
-    table_.push_back({std::move(name), role, std::move(shape), layer, expert, linear});
-  }
-  void linear(const std::string& module, TensorRole role, int64_t out, int64_t in, int layer,
-              int expert = -1) {
-    add(module + ".weight", role, {out, in}, true, layer, expert);
-  }
-
-  void add_layer(int l) {
-    const int64_t h = c_.hidden_size, q_width = int64_t(c_.num_heads) * c_.head_dim,
-                  kv_width = int64_t(c_.num_kv_heads) * c_.head_dim;
-    std::string p = c_.tensor_prefix + "layers." + std::to_string(l) + ".";
-    add(p + "input_layernorm.weight", TensorRole::kNorm, {h}, false, l);
-    linear(p + "self_attn.q_proj", TensorRole::kAttention, q_width, h, l);
-    linear(p + "self_attn.k_proj", TensorRole::kAttention, kv_width, h, l);
-    linear(p + "self_attn.v_proj", TensorRole::kAttention, kv_width, h, l);
-    linear(p + "self_attn.o_proj", TensorRole::kAttention, h, q_width, l);
-    if (c_.use_qk_norm) {
-      bool per_layer = c_.qk_norm == QkNormKind::kPerLayer;
-      add(p + "self_attn.q_norm.weight", TensorRole::kQkNorm, {per_layer ? q_width : c_.head_dim},
-          false, l);
-      add(p + "self_attn.k_norm.weight", TensorRole::kQkNorm, {per_layer ? kv_width : c_.head_dim},
-          false, l);
-    }
-    if (c_.is_sparse_layer(l)) {
-      const SparseAttentionConfig& s = c_.sparse;
-      linear(p + "self_attn.index_q_proj", TensorRole::kIndexBranch,
-             int64_t(s.num_index_heads) * s.index_dim, h, l);
-      linear(p + "self_attn.index_k_proj", TensorRole::kIndexBranch, s.index_dim, h, l);
-      add(p + "self_attn.index_q_norm.weight", TensorRole::kIndexBranch, {s.index_dim}, false, l);
-      add(p + "self_attn.index_k_norm.weight", TensorRole::kIndexBranch, {s.index_dim}, false, l);
-    }
-    add(p + "post_attention_layernorm.weight", TensorRole::kNorm, {h}, false, l);
-    if (!c_.is_moe_layer(l)) {
-      ffn(p + "mlp.", TensorRole::kDenseFfn, c_.dense_intermediate_size, l);
-      return;
-    }
-    std::string moe = p + "block_sparse_moe.";
-    add(moe + "gate.weight", TensorRole::kRouter, {c_.num_experts, h}, false, l);
-    if (c_.use_routing_bias)
-      add(moe + "e_score_correction_bias", TensorRole::kRouterBias, {c_.num_experts}, false, l);
-    for (int e = 0; e < c_.num_experts; ++e) {
-      std::string expert = moe + "experts." + std::to_string(e) + ".";
-      linear(expert + "w1", TensorRole::kRoutedExpert, c_.intermediate_size, h, l, e);
-      linear(expert + "w3", TensorRole::kRoutedExpert, c_.intermediate_size, h, l, e);
-      linear(expert + "w2", TensorRole::kRoutedExpert, h, c_.intermediate_size, l, e);
-    }
-    if (c_.n_shared_experts > 0)
-      ffn(moe + "shared_experts.", TensorRole::kSharedExpert, c_.shared_intermediate_size, l);
-  }
+  explicit TableBuilder(const ModelConfig& config)
+      : c_(config), record_(config.architecture_record()) {}
 
   std::vector<TensorSpec> build() {
     const int64_t h = c_.hidden_size;
-    add(c_.tensor_prefix + "embed_tokens.weight", TensorRole::kEmbedding, {c_.vocab_size, h},
-        false);
+    add({TensorKey::kEmbedding}, {c_.vocab_size, h}, false);
     for (int l = 0; l < c_.num_layers; ++l) add_layer(l);
-    add(c_.tensor_prefix + "norm.weight", TensorRole::kFinalNorm, {h}, false);
-    if (!c_.tie_word_embeddings)
-      add(c_.lm_head_name, TensorRole::kLmHead, {c_.vocab_size, h}, true);
+    add({TensorKey::kFinalNorm}, {h}, false);
+    add({TensorKey::kLmHead}, {c_.vocab_size, h}, true);
     return std::move(table_);
   }
 
  private:
-  void ffn(const std::string& p, TensorRole role, int64_t width, int l) {
-    linear(p + "gate_proj", role, width, c_.hidden_size, l);
-    linear(p + "up_proj", role, width, c_.hidden_size, l);
-    linear(p + "down_proj", role, c_.hidden_size, width, l);
+  // Adds `id` when the config has it.
+  void add(const TensorId& id, std::vector<int64_t> shape, bool linear) {
+    if (!config_has_tensor(id, c_)) return;
+    table_.push_back({record_.tensor_name(record_, id), tensor_key_role(id.key), std::move(shape),
+                      id.layer, id.expert, linear, id, tensor_split_rules(id.key, c_)});
+  }
+
+  void add_layer(int l) {
+    using K = TensorKey;
+    const int64_t h = c_.hidden_size, q_width = int64_t(c_.num_heads) * c_.head_dim,
+                  kv_width = int64_t(c_.num_kv_heads) * c_.head_dim;
+    const bool per_layer = c_.qk_norm == QkNormKind::kPerLayer;
+    const SparseAttentionConfig& s = c_.sparse;
+    add({K::kInputNorm, l}, {h}, false);
+    add({K::kQProj, l}, {q_width, h}, true);
+    add({K::kKProj, l}, {kv_width, h}, true);
+    add({K::kVProj, l}, {kv_width, h}, true);
+    add({K::kOProj, l}, {h, q_width}, true);
+    add({K::kQNorm, l}, {per_layer ? q_width : c_.head_dim}, false);
+    add({K::kKNorm, l}, {per_layer ? kv_width : c_.head_dim}, false);
+    add({K::kIndexQProj, l}, {int64_t(s.num_index_heads) * s.index_dim, h}, true);
+    add({K::kIndexKProj, l}, {s.index_dim, h}, true);
+    add({K::kIndexQNorm, l}, {s.index_dim}, false);
+    add({K::kIndexKNorm, l}, {s.index_dim}, false);
+    add({K::kPostNorm, l}, {h}, false);
+    add({K::kDenseGate, l}, {c_.dense_intermediate_size, h}, true);
+    add({K::kDenseUp, l}, {c_.dense_intermediate_size, h}, true);
+    add({K::kDenseDown, l}, {h, c_.dense_intermediate_size}, true);
+    add({K::kRouter, l}, {c_.num_experts, h}, false);
+    add({K::kRouterBias, l}, {c_.num_experts}, false);
+    if (c_.is_moe_layer(l)) {
+      for (int e = 0; e < c_.num_experts; ++e) {
+        add({K::kExpertGate, l, e}, {c_.intermediate_size, h}, true);
+        add({K::kExpertUp, l, e}, {c_.intermediate_size, h}, true);
+        add({K::kExpertDown, l, e}, {h, c_.intermediate_size}, true);
+      }
+    }
+    add({K::kSharedGate, l}, {c_.shared_intermediate_size, h}, true);
+    add({K::kSharedUp, l}, {c_.shared_intermediate_size, h}, true);
+    add({K::kSharedDown, l}, {h, c_.shared_intermediate_size}, true);
   }
 
   const ModelConfig& c_;
+  const ArchitectureRecord& record_;
   std::vector<TensorSpec> table_;
 };
+
+uint64_t index_key(const TensorId& id) {
+  return (uint64_t(id.key) << 56) | (uint64_t(uint32_t(id.layer + 1)) << 28) |
+         uint64_t(uint32_t(id.expert + 1));
+}
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -209,40 +187,195 @@ std::string_view tensor_role_name(TensorRole role) {
   return "unknown";
 }
 
+TensorRole tensor_key_role(TensorKey key) {
+  switch (key) {
+    case TensorKey::kEmbedding:
+      return TensorRole::kEmbedding;
+    case TensorKey::kFinalNorm:
+      return TensorRole::kFinalNorm;
+    case TensorKey::kLmHead:
+      return TensorRole::kLmHead;
+    case TensorKey::kInputNorm:
+    case TensorKey::kPostNorm:
+      return TensorRole::kNorm;
+    case TensorKey::kQProj:
+    case TensorKey::kKProj:
+    case TensorKey::kVProj:
+    case TensorKey::kOProj:
+      return TensorRole::kAttention;
+    case TensorKey::kQNorm:
+    case TensorKey::kKNorm:
+      return TensorRole::kQkNorm;
+    case TensorKey::kIndexQProj:
+    case TensorKey::kIndexKProj:
+    case TensorKey::kIndexQNorm:
+    case TensorKey::kIndexKNorm:
+      return TensorRole::kIndexBranch;
+    case TensorKey::kRouter:
+      return TensorRole::kRouter;
+    case TensorKey::kRouterBias:
+      return TensorRole::kRouterBias;
+    case TensorKey::kExpertGate:
+    case TensorKey::kExpertUp:
+    case TensorKey::kExpertDown:
+      return TensorRole::kRoutedExpert;
+    case TensorKey::kSharedGate:
+    case TensorKey::kSharedUp:
+    case TensorKey::kSharedDown:
+      return TensorRole::kSharedExpert;
+    case TensorKey::kDenseGate:
+    case TensorKey::kDenseUp:
+    case TensorKey::kDenseDown:
+      return TensorRole::kDenseFfn;
+  }
+  return TensorRole::kUnknown;
+}
+
+bool config_has_tensor(const TensorId& id, const ModelConfig& c) {
+  if (!key_has_layer(id.key)) {
+    if (id.layer != -1 || id.expert != -1) return false;
+    return id.key != TensorKey::kLmHead || !c.tie_word_embeddings;
+  }
+  if (id.layer < 0 || id.layer >= c.num_layers) return false;
+  if (key_has_expert(id.key) != (id.expert >= 0)) return false;
+  const bool moe = c.is_moe_layer(id.layer);
+  switch (id.key) {
+    case TensorKey::kInputNorm:
+    case TensorKey::kPostNorm:
+    case TensorKey::kQProj:
+    case TensorKey::kKProj:
+    case TensorKey::kVProj:
+    case TensorKey::kOProj:
+      return true;
+    case TensorKey::kQNorm:
+    case TensorKey::kKNorm:
+      return c.use_qk_norm;
+    case TensorKey::kIndexQProj:
+    case TensorKey::kIndexKProj:
+    case TensorKey::kIndexQNorm:
+    case TensorKey::kIndexKNorm:
+      return c.is_sparse_layer(id.layer);
+    case TensorKey::kRouter:
+      return moe;
+    case TensorKey::kRouterBias:
+      return moe && c.use_routing_bias;
+    case TensorKey::kExpertGate:
+    case TensorKey::kExpertUp:
+    case TensorKey::kExpertDown:
+      return moe && id.expert < c.num_experts;
+    case TensorKey::kSharedGate:
+    case TensorKey::kSharedUp:
+    case TensorKey::kSharedDown:
+      return moe && c.n_shared_experts > 0;
+    case TensorKey::kDenseGate:
+    case TensorKey::kDenseUp:
+    case TensorKey::kDenseDown:
+      return !moe;
+    case TensorKey::kEmbedding:
+    case TensorKey::kFinalNorm:
+    case TensorKey::kLmHead:
+      break;
+  }
+  return false;
+}
+
+SplitRules tensor_split_rules(TensorKey key, const ModelConfig& c) {
+  switch (key) {
+    case TensorKey::kQProj:
+    case TensorKey::kKProj:
+    case TensorKey::kVProj:
+      return kTpRows;
+    case TensorKey::kOProj:
+      return kTpCols;
+    case TensorKey::kQNorm:
+    case TensorKey::kKNorm:
+      // M2's weight has one entry per element of the whole projection, so it is divided with the
+      // heads (and the sum of squares all-reduced); M3's [head_dim] weight serves every head.
+      return c.qk_norm == QkNormKind::kPerLayer ? kTpRows : kReplicated;
+    case TensorKey::kExpertGate:
+    case TensorKey::kExpertUp:
+      return {Split::kRows, Split::kExpert, Split::kExpert};
+    case TensorKey::kExpertDown:
+      return {Split::kCols, Split::kExpert, Split::kExpert};
+    case TensorKey::kSharedGate:
+    case TensorKey::kSharedUp:
+    case TensorKey::kDenseGate:
+    case TensorKey::kDenseUp:
+      return kTpRows;
+    case TensorKey::kSharedDown:
+    case TensorKey::kDenseDown:
+      return kTpCols;
+    case TensorKey::kLmHead:
+      // By vocabulary rows; each rank's logits are all-gathered.
+      return kTpRows;
+    case TensorKey::kEmbedding:
+    case TensorKey::kFinalNorm:
+    case TensorKey::kInputNorm:
+    case TensorKey::kPostNorm:
+    case TensorKey::kIndexQProj:
+    case TensorKey::kIndexKProj:
+    case TensorKey::kIndexQNorm:
+    case TensorKey::kIndexKNorm:
+    case TensorKey::kRouter:
+    case TensorKey::kRouterBias:
+      // The index branch is replicated: its key is a single head shared by every index-query
+      // head, and block selection must come out the same on every rank of a group.
+      return kReplicated;
+  }
+  return kReplicated;
+}
+
 std::vector<TensorSpec> tensor_table(const ModelConfig& config) {
   return TableBuilder(config).build();
+}
+
+TensorTable::TensorTable(const ModelConfig& config) : entries_(tensor_table(config)) {
+  index_.reserve(entries_.size());
+  for (size_t i = 0; i < entries_.size(); ++i) index_.emplace(index_key(entries_[i].id), i);
+}
+
+const TensorSpec* TensorTable::find(const TensorId& id) const {
+  auto it = index_.find(index_key(id));
+  return it == index_.end() ? nullptr : &entries_[it->second];
+}
+
+const TensorSpec& TensorTable::at(const TensorId& id) const {
+  if (const TensorSpec* spec = find(id)) return *spec;
+  fail("tensor table: no {} weight (layer {}, expert {}) in this config", tensor_key_name(id.key),
+       id.layer, id.expert);
+}
+
+std::optional<TensorId> tensor_id_of(const std::string& hf_name, const ModelConfig& config) {
+  const ArchitectureRecord& record = config.architecture_record();
+  std::optional<TensorId> id = record.parse_tensor_name(record, hf_name);
+  std::string_view module;
+  if (!id && split_linear_param(hf_name, &module)) {
+    // A quantization side tensor ("...q_proj.weight_scale_inv") takes its module's id; only the
+    // matrices (Linear weights and the router) have such tensors.
+    id = record.parse_tensor_name(record, std::string(module) + ".weight");
+    if (id && !is_matrix_key(id->key)) id.reset();
+  }
+  if (!id || !config_has_tensor(*id, config)) return std::nullopt;
+  return id;
 }
 
 TensorRole classify_tensor(const std::string& hf_name, const ModelConfig& config) {
   std::string_view name = hf_name;
   // Rotary buffers some exports save (model.rotary_emb.inv_freq, ...self_attn.rotary_emb.inv_freq).
   if (ends_with(name, "rotary_emb.inv_freq")) return TensorRole::kRotaryInvFreq;
-  for (std::string_view vision : {"vision_tower.", "multi_modal_projector.", "patch_merge_mlp."})
-    if (starts_with(name, vision)) return TensorRole::kVision;
+  for (std::string_view vision : config.architecture_record().vision_modules)
+    if (starts_with(name, vision) && name.substr(vision.size(), 1) == ".")
+      return TensorRole::kVision;
   // M3: language_model.model.mtp.layers.N.*; vLLM skips any name with an "mtp." component.
   if (starts_with(name, "mtp.") || name.find(".mtp.") != std::string_view::npos)
     return TensorRole::kMtp;
-  if (name == config.lm_head_name)
-    return config.tie_word_embeddings ? TensorRole::kUnknown : TensorRole::kLmHead;
-  std::string_view lm_head_module = config.lm_head_name;
-  lm_head_module.remove_suffix(std::string_view(".weight").size());
-  std::string_view module;
-  if (!config.tie_word_embeddings && split_linear_param(name, &module) && module == lm_head_module)
-    return TensorRole::kLmHead;  // a quantized lm_head's scales
-  if (!starts_with(name, config.tensor_prefix)) return TensorRole::kUnknown;
-  name.remove_prefix(config.tensor_prefix.size());
-  if (name == "embed_tokens.weight") return TensorRole::kEmbedding;
-  if (name == "norm.weight") return TensorRole::kFinalNorm;
-  if (!starts_with(name, "layers.")) return TensorRole::kUnknown;
-  name.remove_prefix(std::string_view("layers.").size());
-  int layer = take_index(name);
-  if (layer < 0) return TensorRole::kUnknown;
-  if (layer >= config.num_layers) {
-    // M2 numbers its MTP modules after the main layers: model.layers.62..64 (spec §3.3).
-    return layer < config.num_layers + config.num_mtp_modules ? TensorRole::kMtp
-                                                              : TensorRole::kUnknown;
-  }
-  return classify_layer_tensor(name, layer, config);
+  if (std::optional<TensorId> id = tensor_id_of(hf_name, config)) return tensor_key_role(id->key);
+  // M2 numbers its MTP modules after the main layers: model.layers.62..64 (spec §3.3).
+  const ArchitectureRecord& record = config.architecture_record();
+  const std::optional<int> layer = record.layer_of_name(record, name);
+  if (layer && *layer >= config.num_layers && *layer < config.num_layers + config.num_mtp_modules)
+    return TensorRole::kMtp;
+  return TensorRole::kUnknown;
 }
 
 bool engine_skips(TensorRole role) {

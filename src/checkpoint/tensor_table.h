@@ -1,14 +1,19 @@
-// The one canonical tensor table: every weight the engine reads, with its HF name, role and logical
-// shape, and the tensors each quantized layout stores for it (spec/model.md §3.1, §5.7).
+// The one canonical tensor table: every weight the engine reads, with its typed id, HF name (the
+// architecture record's spelling of the id), role, logical shape and split across ranks, and the
+// tensors each quantized layout stores for it (spec/model.md §3.1, §5.7). Loaders look weights up
+// by id (TensorTable::at), never by building names.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "checkpoint/model_config.h"
 #include "checkpoint/quant_config.h"
+#include "checkpoint/tensor_key.h"
 #include "formats/dtype.h"
 
 namespace minimax {
@@ -33,13 +38,24 @@ enum class TensorRole {
 };
 std::string_view tensor_role_name(TensorRole role);  // "embedding", "routed_expert", ...
 
+TensorRole tensor_key_role(TensorKey key);
+
 struct TensorSpec {
   std::string name;  // full HF name, e.g. "model.layers.3.block_sparse_moe.experts.7.w1.weight"
   TensorRole role = TensorRole::kUnknown;
-  std::vector<int64_t> shape;  // logical, unquantized; Linear weights are [out, in]
-  int layer = -1, expert = -1;
-  bool linear = false;  // a Linear weight that a quantization scheme may quantize
+  std::vector<int64_t> shape;   // logical, unquantized; Linear weights are [out, in]
+  int layer = -1, expert = -1;  // the same as id.layer / id.expert
+  bool linear = false;          // a Linear weight that a quantization scheme may quantize
+  TensorId id;
+  SplitRules split;  // how ranks divide it in each parallel mode (docs/checkpoint.md)
 };
+
+// Whether `config` has the weight `id` (the layer and expert exist, the layer has that kind of
+// attention and FFN, QK norm and routing bias are on, ...).
+bool config_has_tensor(const TensorId& id, const ModelConfig& config);
+// The split rules of a weight of `config` (M2's cross-head q/k norm weights follow q/k; M3's
+// per-head ones are replicated).
+SplitRules tensor_split_rules(TensorKey key, const ModelConfig& config);
 
 // Every tensor the engine needs, in a stable order: embedding; per layer the norms, attention,
 // index branch, router, experts (w1, w3, w2 each), shared expert or dense FFN; final norm; lm_head
@@ -47,11 +63,28 @@ struct TensorSpec {
 // quantizes it (a quantized gate breaks vLLM; spec/formats.md §4.1).
 std::vector<TensorSpec> tensor_table(const ModelConfig& config);
 
+// The table with lookup by id: what loaders use.
+class TensorTable {
+ public:
+  explicit TensorTable(const ModelConfig& config);
+  const std::vector<TensorSpec>& entries() const { return entries_; }
+  // The entry of `id`; Error naming the id when this config has no such weight.
+  const TensorSpec& at(const TensorId& id) const;
+  const TensorSpec* find(const TensorId& id) const;  // null when absent
+
+ private:
+  std::vector<TensorSpec> entries_;
+  std::unordered_map<uint64_t, size_t> index_;
+};
+
 // The role of any tensor name a checkpoint may hold, including quantization side tensors
 // ("...w1.weight_scale_inv" is a kRoutedExpert) and the ones the engine skips. Names that do not
 // fit `config` (layer or expert out of range, an index branch on a dense-attention layer, an MoE
 // tensor on a dense layer, ...) are kUnknown.
 TensorRole classify_tensor(const std::string& hf_name, const ModelConfig& config);
+// The id of a name the table has (a quantization side tensor gives its Linear's id); nullopt for
+// anything classify_tensor does not call a table role.
+std::optional<TensorId> tensor_id_of(const std::string& hf_name, const ModelConfig& config);
 bool engine_skips(TensorRole role);  // kMtp, kVision, kRotaryInvFreq
 
 // "model.layers.0.self_attn.q_proj.weight" -> "model.layers.0.self_attn.q_proj".

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "checkpoint/arch/architecture.h"
 
 namespace minimax {
 namespace {
@@ -21,7 +22,7 @@ json m2_config(const M2Dims& d, int vocab_size) {
   const int layers = d.layers;
   // Field set of MiniMaxAI/MiniMax-M2.x config.json (spec/model.md §1.1), dims shrunk.
   return {
-      {"architectures", {"MiniMaxM2ForCausalLM"}},
+      {"architectures", {minimax_m2_record().architecture}},
       {"attn_type_list", std::vector<int>(layers, 1)},
       {"auto_map",
        {{"AutoConfig", "configuration_minimax_m2.MiniMaxM2Config"},
@@ -31,7 +32,7 @@ json m2_config(const M2Dims& d, int vocab_size) {
       {"hidden_size", d.hidden},
       {"intermediate_size", d.expert_width},
       {"max_position_embeddings", 8192},
-      {"model_type", "minimax_m2"},
+      {"model_type", minimax_m2_record().model_type},
       {"mtp_transformer_layers", 1},
       {"num_attention_heads", d.heads},
       {"num_experts_per_tok", d.top_k},
@@ -130,9 +131,9 @@ json tiny_m3(int vocab_size) {
   // The real top level also has image_token_index / video_token_index (200025 / 200026): ids of
   // the real vocabulary, left out here because the tiny vocabulary is the caller's.
   return {
-      {"architectures", {"MiniMaxM3SparseForConditionalGeneration"}},
+      {"architectures", {minimax_m3_record().architecture}},
       {"auto_map", {{"AutoConfig", "configuration_minimax_m3_vl.MiniMaxM3VLConfig"}}},
-      {"model_type", "minimax_m3_vl"},
+      {"model_type", minimax_m3_record().model_type},
       {"torch_dtype", "bfloat16"},
       {"transformers_version", "4.52.4"},
       {"tie_word_embeddings", false},

@@ -8,6 +8,7 @@
 
 #include "base/atomic_output.h"
 #include "base/error.h"
+#include "checkpoint/arch/architecture.h"
 #include "checkpoint/model_config.h"
 #include "checkpoint/quantize.h"
 #include "checkpoint/tiny_checkpoint.h"
@@ -39,15 +40,11 @@ std::vector<std::string> tiny_corpus() {
   };
 }
 
-std::string generation_prompt_template_name(Arch arch) {
-  return arch == Arch::kM2 ? "minimax_m2" : "minimax_m3";
-}
-
 void write_tokenizer_files(const std::string& dir, Arch arch, int vocab_budget) {
   nlohmann::json tokenizer =
       train_byte_level_bpe(tiny_corpus(), vocab_budget, minimax_special_tokens());
   write_file_atomic(dir + "/tokenizer.json", tokenizer.dump(2) + "\n");
-  auto chat_template = builtin_chat_template(generation_prompt_template_name(arch));
+  auto chat_template = builtin_chat_template(architecture_record(arch).chat_template);
   if (!chat_template) fail("make-tiny: no built-in chat template for {}", arch_name(arch));
   nlohmann::ordered_json config = {
       {"tokenizer_class", "GPT2Tokenizer"},

@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "checkpoint/arch/architecture.h"
 #include "cli/commands.h"
 #include "model/kv_cache.h"
 #include "runtime/engine.h"
@@ -64,15 +65,11 @@ int64_t parse_size(const std::string& text, std::string_view flag) {
   return static_cast<int64_t>(value * scale);
 }
 
-// "auto" → the architecture's parser; "none" → off.
-bool resolve_parser(const std::string& name, Arch arch, std::string_view flag,
+// "auto" → `auto_name`, the architecture record's default; "none" → off.
+bool resolve_parser(const std::string& name, std::string_view auto_name, std::string_view flag,
                     ParserFormat& format) {
   if (name == "none") return false;
-  if (name == "auto") {
-    format = parser_format_for(arch);
-    return true;
-  }
-  format = parse_parser_format(name, flag);
+  format = parse_parser_format(name == "auto" ? auto_name : std::string_view(name), flag);
   return true;
 }
 
@@ -109,10 +106,11 @@ void run_serve(const ServeArgs& args) {
   ServiceOptions service;
   service.served_model_name = args.served_model_name.empty() ? args.model : args.served_model_name;
   ParserFormat tool_format = ParserFormat::kMinimaxM2;
-  service.parse_reasoning = resolve_parser(args.reasoning_parser, config.arch, "--reasoning-parser",
-                                           service.parser_format);
-  service.parse_tool_calls =
-      resolve_parser(args.tool_call_parser, config.arch, "--tool-call-parser", tool_format);
+  const ArchitectureRecord& record = config.architecture_record();
+  service.parse_reasoning = resolve_parser(args.reasoning_parser, record.reasoning_parser,
+                                           "--reasoning-parser", service.parser_format);
+  service.parse_tool_calls = resolve_parser(args.tool_call_parser, record.tool_call_parser,
+                                            "--tool-call-parser", tool_format);
   if (service.parse_reasoning && service.parse_tool_calls && tool_format != service.parser_format)
     fail("--reasoning-parser and --tool-call-parser name different formats ({} and {})",
          args.reasoning_parser, args.tool_call_parser);

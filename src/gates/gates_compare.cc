@@ -12,7 +12,8 @@ namespace {
 
 using json = nlohmann::json;
 
-// The M3 chat template's turn markers (templates/minimax_m3.jinja).
+// The M3 chat template's turn markers (templates/minimax_m3.jinja). gates/ is an OpenAI-API
+// client that must not link checkpoint/, so the think markers repeat checkpoint/arch/minimax_m3.cc.
 constexpr std::string_view kUser = "]~b]user\n";
 constexpr std::string_view kAssistant = "]~b]ai\n";
 constexpr std::string_view kTool = "]~b]tool";

@@ -98,6 +98,8 @@ ChatAnswer read_chat_answer(const json& response) {
 
 std::string final_answer_text(const std::string& content) {
   std::string_view text = content;
+  // The think_close of the M3 and M2 records (checkpoint/arch/), repeated: gates/ must not link
+  // checkpoint/.
   for (std::string_view end_marker : {"</mm:think>", "</think>"}) {
     const size_t at = text.rfind(end_marker);
     if (at != std::string_view::npos) text.remove_prefix(at + end_marker.size());

@@ -8,7 +8,6 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "model/layer_blocks.h"
-#include "model/model_registry.h"
 
 namespace minimax {
 
@@ -30,14 +29,13 @@ MoePath parse_moe_path(std::string_view text, std::string_view what) {
 
 std::unique_ptr<Model> Model::load(const std::string& dir, const ModelOptions& options,
                                    const Communicator* comm) {
+  // Parsing the config already refused an architecture without a record
+  // (checkpoint/arch/architecture.h); M2 and M3 run the same Model.
   ModelConfig config = load_model_config(dir);
-  const ArchitectureEntry& entry = find_architecture(config.architecture, dir + "/config.json");
-  if (entry.arch != config.arch)
-    fail("{}/config.json: architecture '{}' is registered as {} but parsed as {}", dir,
-         config.architecture, arch_name(entry.arch), arch_name(config.arch));
   QuantConfig quant = load_quant_config(dir);
   auto store = std::make_unique<TensorStore>(dir);
-  return entry.create(std::move(config), std::move(quant), std::move(store), options, comm);
+  return std::make_unique<Model>(std::move(config), std::move(quant), std::move(store), options,
+                                 comm);
 }
 
 Model::Model(ModelConfig config, QuantConfig quant, std::unique_ptr<TensorStore> store,

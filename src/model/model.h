@@ -62,7 +62,7 @@ struct BatchSequence {
 class Model {
  public:
   // Opens checkpoint directory `dir` (config.json, quantization config, shards), checks that the
-  // architecture is registered (model/model_registry.h), and loads the weights.
+  // architecture has a record (checkpoint/arch/architecture.h), and loads the weights.
   static std::unique_ptr<Model> load(const std::string& dir, const ModelOptions& options = {},
                                      const Communicator* comm = nullptr);
 

@@ -1,7 +1,6 @@
-// The model's weights from the canonical tensor table: each table entry is read once, by name.
+// The model's weights from the canonical tensor table: each entry is looked up by its id and read
+// once; no tensor name is spelled here.
 #include "model/model_weights.h"
-
-#include <map>
 
 #include "base/error.h"
 #include "base/log.h"
@@ -16,33 +15,29 @@ class ModelLoader {
  public:
   ModelLoader(const TensorStore& store, const ModelConfig& config, const QuantConfig& quant,
               const LoadOptions& options, ModelWeights& out)
-      : config_(config), options_(options), out_(out), loader_(store, quant, &out.owned) {
-    for (TensorSpec& spec : tensor_table(config)) table_.emplace(spec.name, std::move(spec));
-  }
+      : config_(config),
+        options_(options),
+        out_(out),
+        loader_(store, quant, &out.owned),
+        table_(config) {}
 
   void load() {
-    const std::string& p = config_.tensor_prefix;
-    out_.embedding = loader_.matrix(spec(p + "embed_tokens.weight"));
+    out_.embedding = loader_.matrix(table_.at({TensorKey::kEmbedding}));
     for (int l = 0; l < config_.num_layers; ++l) out_.layers.push_back(layer(l));
-    out_.final_norm = loader_.vector(spec(p + "norm.weight"));
-    out_.lm_head =
-        config_.tie_word_embeddings ? out_.embedding : loader_.linear(spec(config_.lm_head_name));
+    out_.final_norm = loader_.vector(table_.at({TensorKey::kFinalNorm}));
+    out_.lm_head = config_.tie_word_embeddings ? out_.embedding
+                                               : loader_.linear(table_.at({TensorKey::kLmHead}));
     out_.mapped_bytes = loader_.mapped_bytes();
   }
 
  private:
-  // Every name the loader reads must be a table entry: the table is the one list of tensors.
-  const TensorSpec& spec(const std::string& name) const {
-    auto it = table_.find(name);
-    if (it == table_.end()) fail("loader: '{}' is not in the tensor table of this config", name);
-    return it->second;
+  WeightView linear(TensorKey key, int l, int expert = -1) {
+    return loader_.linear(table_.at({key, l, expert}));
   }
-  WeightView linear(const std::string& name) { return loader_.linear(spec(name)); }
-  std::vector<float> vector(const std::string& name) { return loader_.vector(spec(name)); }
+  std::vector<float> vector(TensorKey key, int l) { return loader_.vector(table_.at({key, l})); }
 
-  FfnWeights ffn(const std::string& p, bool dequant) {
-    FfnWeights f{linear(p + "gate_proj.weight"), linear(p + "up_proj.weight"),
-                 linear(p + "down_proj.weight")};
+  FfnWeights ffn(TensorKey gate, TensorKey up, TensorKey down, int l, bool dequant) {
+    FfnWeights f{linear(gate, l), linear(up, l), linear(down, l)};
     if (dequant) f = {decode(f.gate), decode(f.up), decode(f.down)};
     return f;
   }
@@ -51,43 +46,43 @@ class ModelLoader {
   }
 
   LayerWeights layer(int l) {
-    const std::string p = config_.tensor_prefix + "layers." + std::to_string(l) + ".";
+    using K = TensorKey;
     LayerWeights w;
     w.sparse = config_.is_sparse_layer(l);
     w.moe = config_.is_moe_layer(l);
-    w.input_norm = vector(p + "input_layernorm.weight");
-    w.post_norm = vector(p + "post_attention_layernorm.weight");
+    w.input_norm = vector(K::kInputNorm, l);
+    w.post_norm = vector(K::kPostNorm, l);
     AttentionWeights& a = w.attn;
-    a.q = linear(p + "self_attn.q_proj.weight");
-    a.k = linear(p + "self_attn.k_proj.weight");
-    a.v = linear(p + "self_attn.v_proj.weight");
-    a.o = linear(p + "self_attn.o_proj.weight");
+    a.q = linear(K::kQProj, l);
+    a.k = linear(K::kKProj, l);
+    a.v = linear(K::kVProj, l);
+    a.o = linear(K::kOProj, l);
     if (config_.use_qk_norm) {
-      a.q_norm = vector(p + "self_attn.q_norm.weight");
-      a.k_norm = vector(p + "self_attn.k_norm.weight");
+      a.q_norm = vector(K::kQNorm, l);
+      a.k_norm = vector(K::kKNorm, l);
     }
     if (w.sparse) {
-      a.index_q = linear(p + "self_attn.index_q_proj.weight");
-      a.index_k = linear(p + "self_attn.index_k_proj.weight");
-      a.index_q_norm = vector(p + "self_attn.index_q_norm.weight");
-      a.index_k_norm = vector(p + "self_attn.index_k_norm.weight");
+      a.index_q = linear(K::kIndexQProj, l);
+      a.index_k = linear(K::kIndexKProj, l);
+      a.index_q_norm = vector(K::kIndexQNorm, l);
+      a.index_k_norm = vector(K::kIndexKNorm, l);
     }
     if (!w.moe) {
-      w.dense = ffn(p + "mlp.", false);
+      w.dense = ffn(K::kDenseGate, K::kDenseUp, K::kDenseDown, l, false);
       return w;
     }
-    const std::string m = p + "block_sparse_moe.";
     MoeWeights& moe = w.moe_weights;
-    moe.router = loader_.matrix(spec(m + "gate.weight"));
-    if (config_.use_routing_bias) moe.bias = vector(m + "e_score_correction_bias");
+    moe.router = loader_.matrix(table_.at({K::kRouter, l}));
+    if (config_.use_routing_bias) moe.bias = vector(K::kRouterBias, l);
     for (int e = 0; e < config_.num_experts; ++e) {
-      const std::string x = m + "experts." + std::to_string(e) + ".";
-      ExpertWeights ew{linear(x + "w1.weight"), linear(x + "w3.weight"), linear(x + "w2.weight")};
+      ExpertWeights ew{linear(K::kExpertGate, l, e), linear(K::kExpertUp, l, e),
+                       linear(K::kExpertDown, l, e)};
       if (options_.dequant_experts) ew = {decode(ew.gate), decode(ew.up), decode(ew.down)};
       moe.experts.push_back(ew);
     }
     moe.has_shared = config_.n_shared_experts > 0;
-    if (moe.has_shared) moe.shared = ffn(m + "shared_experts.", options_.dequant_experts);
+    if (moe.has_shared)
+      moe.shared = ffn(K::kSharedGate, K::kSharedUp, K::kSharedDown, l, options_.dequant_experts);
     return w;
   }
 
@@ -95,7 +90,7 @@ class ModelLoader {
   const LoadOptions& options_;
   ModelWeights& out_;
   WeightLoader loader_;
-  std::map<std::string, TensorSpec> table_;
+  TensorTable table_;
 };
 
 // Names in the checkpoint that the table does not know and the engine does not skip on purpose:

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "checkpoint/arch/architecture.h"
 #include "text/jinja/builtin_templates.h"
 
 namespace minimax {
@@ -115,7 +116,7 @@ CheckpointText load_checkpoint_text(const std::string& dir, const BpeTokenizer& 
     out.chat_template_origin = jinja_path;
   }
   if (out.chat_template.empty()) {
-    const std::string name = arch == Arch::kM2 ? "minimax_m2" : "minimax_m3";
+    const std::string name(architecture_record(arch).chat_template);
     out.chat_template = std::string(builtin_chat_template(name).value_or(""));
     out.chat_template_origin = "built-in " + name;
   }
@@ -123,8 +124,8 @@ CheckpointText load_checkpoint_text(const std::string& dir, const BpeTokenizer& 
 }
 
 ThinkMarkers think_markers(Arch arch) {
-  return arch == Arch::kM2 ? ThinkMarkers{"<think>", "</think>"}
-                           : ThinkMarkers{"<mm:think>", "</mm:think>"};
+  const ArchitectureRecord& record = architecture_record(arch);
+  return {std::string(record.think_open), std::string(record.think_close)};
 }
 
 }  // namespace minimax

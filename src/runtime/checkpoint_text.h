@@ -32,7 +32,8 @@ struct CheckpointText {
 CheckpointText load_checkpoint_text(const std::string& dir, const BpeTokenizer& tokenizer,
                                     Arch arch);
 
-// The markers around reasoning: <think>/</think> for M2, <mm:think>/</mm:think> for M3.
+// The markers around reasoning, from the architecture's record: <think>/</think> for M2,
+// <mm:think>/</mm:think> for M3.
 struct ThinkMarkers {
   std::string open, close;
 };

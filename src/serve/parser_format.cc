@@ -2,13 +2,32 @@
 #include "serve/parser_format.h"
 
 #include "base/error.h"
+#include "checkpoint/arch/architecture.h"
 
 namespace minimax {
+namespace {
+
+// The think markers are the architecture record's (checkpoint/arch/), the record whose reasoning
+// parser this format is; the tool-call markers are this file's.
+std::vector<std::string> think_markers_of(std::string_view parser) {
+  for (const ArchitectureRecord* r : registered_architectures())
+    if (r->reasoning_parser == parser)
+      return {std::string(r->think_open), std::string(r->think_close)};
+  fail("parser format '{}': no architecture record names it as its reasoning parser", parser);
+}
+
+std::vector<std::string> concat(std::vector<std::string> a, std::vector<std::string> b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+}  // namespace
 
 const ParserFormatSpec& parser_format_spec(ParserFormat format) {
   static const ParserFormatSpec m2{
       .name = "minimax_m2",
-      .markers = {"<think>", "</think>", "<minimax:tool_call>", "</minimax:tool_call>"},
+      .markers =
+          concat(think_markers_of("minimax_m2"), {"<minimax:tool_call>", "</minimax:tool_call>"}),
       .think_open = 0,
       .think_close = 1,
       .tool_marker = 2,
@@ -24,7 +43,7 @@ const ParserFormatSpec& parser_format_spec(ParserFormat format) {
   };
   static const ParserFormatSpec m3{
       .name = "minimax_m3",
-      .markers = {"<mm:think>", "</mm:think>", "]<]minimax[>["},
+      .markers = concat(think_markers_of("minimax_m3"), {"]<]minimax[>["}),
       .think_open = 0,
       .think_close = 1,
       .tool_marker = 2,
@@ -50,7 +69,7 @@ std::string forced_tool_call_prefix(ParserFormat format, std::string_view tool_n
 }
 
 ParserFormat parser_format_for(Arch arch) {
-  return arch == Arch::kM3 ? ParserFormat::kMinimaxM3 : ParserFormat::kMinimaxM2;
+  return parse_parser_format(architecture_record(arch).reasoning_parser, "architecture record");
 }
 
 ParserFormat parse_parser_format(std::string_view name, std::string_view what) {

@@ -54,9 +54,9 @@ void cpu_embedding(const WeightView& table, const int32_t* tokens, int64_t T, fl
     float* o = out + t * cols;
     const int64_t row = tokens[t];
     if (table.format == WeightFormat::kF32) {
-      std::memcpy(o, table.data + row * cols * 4, static_cast<size_t>(cols) * 4);
+      std::memcpy(o, table.data + row * weight_data_stride(table), static_cast<size_t>(cols) * 4);
     } else if (table.format == WeightFormat::kBF16) {
-      const uint8_t* src = table.data + row * cols * 2;
+      const uint8_t* src = table.data + row * weight_data_stride(table);
       for (int64_t c = 0; c < cols; ++c) {
         uint16_t bits;
         std::memcpy(&bits, src + 2 * c, 2);

@@ -31,7 +31,8 @@ struct Bf16Avx512 {
   const uint8_t* data;
   int64_t row_bytes;
 
-  MINIMAX_AVX512 explicit Bf16Avx512(const WeightView& w) : data(w.data), row_bytes(w.cols * 2) {}
+  MINIMAX_AVX512 explicit Bf16Avx512(const WeightView& w)
+      : data(w.data), row_bytes(weight_data_stride(w)) {}
   template <bool kTail>
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
                                                  __m512* w) const {
@@ -52,7 +53,8 @@ struct Bf16Avx2 {
   const uint8_t* data;
   int64_t row_bytes;
 
-  MINIMAX_AVX2 explicit Bf16Avx2(const WeightView& w) : data(w.data), row_bytes(w.cols * 2) {}
+  MINIMAX_AVX2 explicit Bf16Avx2(const WeightView& w)
+      : data(w.data), row_bytes(weight_data_stride(w)) {}
   template <bool kTail>
   MINIMAX_AVX2 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid, __m256* w) const {
     const uint8_t* p = data + row * row_bytes + c * 32;

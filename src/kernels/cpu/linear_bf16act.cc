@@ -21,7 +21,8 @@ struct Bf16Bf16x {
   const uint8_t* data;
   int64_t row_bytes;
 
-  MINIMAX_AVX512 explicit Bf16Bf16x(const WeightView& w) : data(w.data), row_bytes(w.cols * 2) {}
+  MINIMAX_AVX512 explicit Bf16Bf16x(const WeightView& w)
+      : data(w.data), row_bytes(weight_data_stride(w)) {}
   template <bool kTail>
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
                                                  __m512i* w) const {
@@ -55,15 +56,16 @@ struct Fp8Bf16x {
   static constexpr bool kBf16X = true;
   using Vec = __m512i;
   const uint8_t* data;
-  int64_t cols;
+  int64_t row_bytes;  // bytes from one row to the next
   Fp8Scales scales;
   E4m3Tables512 tables;
 
-  MINIMAX_AVX512 explicit Fp8Bf16x(const WeightView& w) : data(w.data), cols(w.cols), scales(w) {}
+  MINIMAX_AVX512 explicit Fp8Bf16x(const WeightView& w)
+      : data(w.data), row_bytes(weight_data_stride(w)), scales(w) {}
   template <bool kTail>
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
                                                  __m512i* w) const {
-    const uint8_t* p = data + row * cols + c * 64;
+    const uint8_t* p = data + row * row_bytes + c * 64;
     prefetch512<kTail>(p);
     tables.pairs(kTail ? _mm512_maskz_loadu_epi8(first_bytes(valid), p) : _mm512_loadu_si512(p), w);
   }
@@ -88,8 +90,8 @@ struct Mxfp4Bf16x {
   MINIMAX_AVX512 explicit Mxfp4Bf16x(const WeightView& w)
       : data(w.data),
         scales(static_cast<const uint8_t*>(w.scales)),
-        row_bytes(w.cols / 2),
-        scales_per_row(w.cols / 32) {}
+        row_bytes(weight_data_stride(w)),
+        scales_per_row(weight_scale_stride(w)) {}
   template <bool kTail>
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
                                                  __m512i* w) const {
@@ -121,8 +123,8 @@ struct Nvfp4Bf16x {
   MINIMAX_AVX512 explicit Nvfp4Bf16x(const WeightView& w)
       : data(w.data),
         scales(static_cast<const uint8_t*>(w.scales)),
-        row_bytes(w.cols / 2),
-        scales_per_row(w.cols / 16),
+        row_bytes(weight_data_stride(w)),
+        scales_per_row(weight_scale_stride(w)),
         global(w.global_scale) {}
   template <bool kTail>
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,

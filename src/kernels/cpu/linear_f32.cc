@@ -11,14 +11,14 @@ struct F32Avx512 {
   static constexpr bool kBf16X = false;
   using Vec = __m512;
   const float* data;
-  int64_t cols;
+  int64_t stride;  // floats from one row to the next
 
   MINIMAX_AVX512 explicit F32Avx512(const WeightView& w)
-      : data(reinterpret_cast<const float*>(w.data)), cols(w.cols) {}
+      : data(reinterpret_cast<const float*>(w.data)), stride(weight_data_stride(w) / 4) {}
   template <bool kTail>
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
                                                  __m512* w) const {
-    const float* p = data + row * cols + c * kChunkCols;
+    const float* p = data + row * stride + c * kChunkCols;
     prefetch512<kTail>(p);
     w[0] = kTail ? _mm512_maskz_loadu_ps(static_cast<__mmask16>(first_bytes(valid)), p)
                  : _mm512_loadu_ps(p);
@@ -30,13 +30,13 @@ struct F32Avx512 {
 struct F32Avx2 {
   static constexpr int kChunkCols = 8, kVectors = 1, kGroups = 0;
   const float* data;
-  int64_t cols;
+  int64_t stride;  // floats from one row to the next
 
   MINIMAX_AVX2 explicit F32Avx2(const WeightView& w)
-      : data(reinterpret_cast<const float*>(w.data)), cols(w.cols) {}
+      : data(reinterpret_cast<const float*>(w.data)), stride(weight_data_stride(w) / 4) {}
   template <bool kTail>
   MINIMAX_AVX2 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid, __m256* w) const {
-    const float* p = data + row * cols + c * kChunkCols;
+    const float* p = data + row * stride + c * kChunkCols;
     prefetch256<kTail>(p);
     if constexpr (kTail) {
       // vmaskmovps does not touch the masked-off elements, so it cannot fault past the row.

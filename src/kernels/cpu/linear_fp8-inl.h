@@ -48,11 +48,11 @@ struct E4m3Tables512 {
 // Where each scale of an FP8 row comes from: the row's own (channel) or its tile's (block).
 struct Fp8Scales {
   const void* scales;
-  int64_t scale_cols;  // tiles per tile row (block)
+  int64_t scale_cols;  // floats from one tile row of scales to the next (block)
   int block_rows, block_cols;
   explicit Fp8Scales(const WeightView& w)
       : scales(w.scales),
-        scale_cols((w.cols + w.block_cols - 1) / w.block_cols),
+        scale_cols(weight_scale_stride(w) / 4),
         block_rows(w.block_rows),
         block_cols(w.block_cols) {}
   float tile(int64_t row, int64_t col) const {

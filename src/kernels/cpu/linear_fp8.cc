@@ -37,15 +37,16 @@ struct Fp8Avx512 {
   static constexpr bool kBf16X = false;
   using Vec = __m512;
   const uint8_t* data;
-  int64_t cols;
+  int64_t row_bytes;  // bytes from one row to the next
   Fp8Scales scales;
   E4m3Tables512 tables;
 
-  MINIMAX_AVX512 explicit Fp8Avx512(const WeightView& w) : data(w.data), cols(w.cols), scales(w) {}
+  MINIMAX_AVX512 explicit Fp8Avx512(const WeightView& w)
+      : data(w.data), row_bytes(weight_data_stride(w)), scales(w) {}
   template <bool kTail>
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
                                                  __m512* w) const {
-    const uint8_t* p = data + row * cols + c * 64;
+    const uint8_t* p = data + row * row_bytes + c * 64;
     prefetch512<kTail>(p);
     const __m512i codes =
         kTail ? _mm512_maskz_loadu_epi8(first_bytes(valid), p) : _mm512_loadu_si512(p);
@@ -71,13 +72,14 @@ struct Fp8Avx2 {
   static constexpr int kChunkCols = 16, kVectors = 2, kGroups = kBlock ? 1 : 0;
   static constexpr float kF16Bias = 256.0f;  // f16 pattern value = e4m3 value · 2^-8
   const uint8_t* data;
-  int64_t cols;
+  int64_t row_bytes;  // bytes from one row to the next
   Fp8Scales scales;
 
-  MINIMAX_AVX2 explicit Fp8Avx2(const WeightView& w) : data(w.data), cols(w.cols), scales(w) {}
+  MINIMAX_AVX2 explicit Fp8Avx2(const WeightView& w)
+      : data(w.data), row_bytes(weight_data_stride(w)), scales(w) {}
   template <bool kTail>
   MINIMAX_AVX2 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid, __m256* w) const {
-    const uint8_t* p = data + row * cols + c * 16;
+    const uint8_t* p = data + row * row_bytes + c * 16;
     prefetch256<kTail>(p);
     __m128i raw;
     if constexpr (kTail) {

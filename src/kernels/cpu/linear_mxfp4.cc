@@ -24,8 +24,8 @@ struct Mxfp4Avx512 {
   MINIMAX_AVX512 explicit Mxfp4Avx512(const WeightView& w)
       : data(w.data),
         scales(static_cast<const uint8_t*>(w.scales)),
-        row_bytes(w.cols / 2),
-        scales_per_row(w.cols / 32) {}
+        row_bytes(weight_data_stride(w)),
+        scales_per_row(weight_scale_stride(w)) {}
   template <bool kTail>
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
                                                  __m512* w) const {
@@ -53,8 +53,8 @@ struct Mxfp4Avx2 {
   MINIMAX_AVX2 explicit Mxfp4Avx2(const WeightView& w)
       : data(w.data),
         scales(static_cast<const uint8_t*>(w.scales)),
-        row_bytes(w.cols / 2),
-        scales_per_row(w.cols / 32),
+        row_bytes(weight_data_stride(w)),
+        scales_per_row(weight_scale_stride(w)),
         e8m0(decode_tables().e8m0) {}
   template <bool kTail>
   MINIMAX_AVX2 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid, __m256* w) const {

@@ -28,8 +28,8 @@ struct Nvfp4Avx512 {
   MINIMAX_AVX512 explicit Nvfp4Avx512(const WeightView& w)
       : data(w.data),
         scales(static_cast<const uint8_t*>(w.scales)),
-        row_bytes(w.cols / 2),
-        scales_per_row(w.cols / 16),
+        row_bytes(weight_data_stride(w)),
+        scales_per_row(weight_scale_stride(w)),
         global(w.global_scale) {}
   template <bool kTail>
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
@@ -58,8 +58,8 @@ struct Nvfp4Avx2 {
   MINIMAX_AVX2 explicit Nvfp4Avx2(const WeightView& w)
       : data(w.data),
         scales(static_cast<const uint8_t*>(w.scales)),
-        row_bytes(w.cols / 2),
-        scales_per_row(w.cols / 16),
+        row_bytes(weight_data_stride(w)),
+        scales_per_row(weight_scale_stride(w)),
         e4m3(decode_tables().e4m3),
         global(w.global_scale) {}
   template <bool kTail>

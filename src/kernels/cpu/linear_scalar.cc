@@ -18,12 +18,14 @@ float load_f32(const void* base, int64_t index) {
 void dequantize_row(const WeightView& w, int64_t row, float* out) {
   const DecodeTables& tab = decode_tables();
   const int64_t n = w.cols;
+  const uint8_t* const row_data = w.data + row * weight_data_stride(w);
+  const int64_t scale_stride = weight_scale_stride(w);
   switch (w.format) {
     case WeightFormat::kF32:
-      std::memcpy(out, w.data + row * n * 4, static_cast<size_t>(n) * 4);
+      std::memcpy(out, row_data, static_cast<size_t>(n) * 4);
       return;
     case WeightFormat::kBF16: {
-      const uint8_t* p = w.data + row * n * 2;
+      const uint8_t* p = row_data;
       for (int64_t c = 0; c < n; ++c) {
         uint16_t bits;
         std::memcpy(&bits, p + 2 * c, 2);
@@ -33,14 +35,14 @@ void dequantize_row(const WeightView& w, int64_t row, float* out) {
       return;
     }
     case WeightFormat::kFp8Channel: {
-      const uint8_t* p = w.data + row * n;
+      const uint8_t* p = row_data;
       const float scale = load_f32(w.scales, row);
       for (int64_t c = 0; c < n; ++c) out[c] = tab.e4m3[p[c]] * scale;
       return;
     }
     case WeightFormat::kFp8Block: {
-      const uint8_t* p = w.data + row * n;
-      const int64_t scale_cols = (n + w.block_cols - 1) / w.block_cols;
+      const uint8_t* p = row_data;
+      const int64_t scale_cols = scale_stride / 4;
       const int64_t scale_row = row / w.block_rows;
       for (int64_t c0 = 0; c0 < n; c0 += w.block_cols) {
         const float scale = load_f32(w.scales, scale_row * scale_cols + c0 / w.block_cols);
@@ -50,8 +52,8 @@ void dequantize_row(const WeightView& w, int64_t row, float* out) {
       return;
     }
     case WeightFormat::kMxfp4: {
-      const uint8_t* p = w.data + row * (n / 2);
-      const uint8_t* scales = static_cast<const uint8_t*>(w.scales) + row * (n / 32);
+      const uint8_t* p = row_data;
+      const uint8_t* scales = static_cast<const uint8_t*>(w.scales) + row * scale_stride;
       for (int64_t c = 0; c < n; c += 2) {
         const float scale = tab.e8m0[scales[c / 32]];
         out[c] = tab.e2m1[p[c / 2] & 0x0F] * scale;
@@ -60,8 +62,8 @@ void dequantize_row(const WeightView& w, int64_t row, float* out) {
       return;
     }
     case WeightFormat::kNvfp4: {
-      const uint8_t* p = w.data + row * (n / 2);
-      const uint8_t* scales = static_cast<const uint8_t*>(w.scales) + row * (n / 16);
+      const uint8_t* p = row_data;
+      const uint8_t* scales = static_cast<const uint8_t*>(w.scales) + row * scale_stride;
       for (int64_t c = 0; c < n; c += 2) {
         // e2m1 · e4m3 is exact in f32; one rounding for the global scale, as formats/ decodes.
         const float scale = tab.e4m3[scales[c / 16]];

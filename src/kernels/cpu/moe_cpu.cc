@@ -38,29 +38,7 @@ struct Item {
 // Rows [begin, end) of `w` as a view of the same bytes. For FP8 tiles `begin` is a multiple of
 // the tile height (row_alignment makes sure).
 WeightView row_slice(const WeightView& w, int64_t begin, int64_t end) {
-  WeightView s = w;
-  s.rows = end - begin;
-  s.data = w.data + begin * weight_row_bytes(w);
-  switch (w.format) {
-    case WeightFormat::kF32:
-    case WeightFormat::kBF16:
-      break;
-    case WeightFormat::kFp8Channel:
-      s.scales = static_cast<const float*>(w.scales) + begin;
-      break;
-    case WeightFormat::kFp8Block: {
-      const int64_t tiles_per_row = (w.cols + w.block_cols - 1) / w.block_cols;
-      s.scales = static_cast<const float*>(w.scales) + begin / w.block_rows * tiles_per_row;
-      break;
-    }
-    case WeightFormat::kMxfp4:
-      s.scales = static_cast<const uint8_t*>(w.scales) + begin * (w.cols / 32);
-      break;
-    case WeightFormat::kNvfp4:
-      s.scales = static_cast<const uint8_t*>(w.scales) + begin * (w.cols / 16);
-      break;
-  }
-  return s;
+  return slice_rows(w, begin, end - begin, "moe expert");
 }
 
 int64_t row_alignment(const WeightView& w) {

@@ -44,7 +44,8 @@ void check_weight_view(const WeightView& w, const char* what) {
 
 void decode_row(const WeightView& w, int64_t row, double* out) {
   const int64_t n = w.cols;
-  const uint8_t* data = w.data + row * weight_row_bytes(w);
+  const uint8_t* data = w.data + row * weight_data_stride(w);
+  const int64_t scale_stride = weight_scale_stride(w);
   switch (w.format) {
     case WeightFormat::kF32:
       for (int64_t c = 0; c < n; ++c) out[c] = load_f32(data, c);
@@ -58,7 +59,7 @@ void decode_row(const WeightView& w, int64_t row, double* out) {
       return;
     case WeightFormat::kFp8Block: {
       const auto& table = e4m3fn_table();
-      const int64_t scale_cols = (n + w.block_cols - 1) / w.block_cols;
+      const int64_t scale_cols = scale_stride / 4;  // floats per tile row (the parent's, if sliced)
       const int64_t scale_row = row / w.block_rows;
       for (int64_t c = 0; c < n; ++c)
         out[c] = table[data[c]] * load_f32(w.scales, scale_row * scale_cols + c / w.block_cols);
@@ -71,7 +72,7 @@ void decode_row(const WeightView& w, int64_t row, double* out) {
       return;
     }
     case WeightFormat::kMxfp4: {
-      const uint8_t* scales = static_cast<const uint8_t*>(w.scales) + row * (n / 32);
+      const uint8_t* scales = static_cast<const uint8_t*>(w.scales) + row * scale_stride;
       for (int64_t c = 0; c < n; ++c) {
         const uint8_t nibble = (c % 2 == 0) ? (data[c / 2] & 0x0F) : (data[c / 2] >> 4);
         out[c] = e2m1_to_f64(nibble) * e8m0_to_f64(scales[c / 32]);
@@ -80,7 +81,7 @@ void decode_row(const WeightView& w, int64_t row, double* out) {
     }
     case WeightFormat::kNvfp4: {
       const auto& table = e4m3fn_table();
-      const uint8_t* scales = static_cast<const uint8_t*>(w.scales) + row * (n / 16);
+      const uint8_t* scales = static_cast<const uint8_t*>(w.scales) + row * scale_stride;
       for (int64_t c = 0; c < n; ++c) {
         const uint8_t nibble = (c % 2 == 0) ? (data[c / 2] & 0x0F) : (data[c / 2] >> 4);
         out[c] = e2m1_to_f64(nibble) * table[scales[c / 16]] * static_cast<double>(w.global_scale);

@@ -233,7 +233,7 @@ TEST_F(TensorTableTest, StoredTensorsPerScheme) {
                 {"model.layers.0.self_attn.q_proj.weight_scale_inv", D::kF32, {48, 24}}}));
   EXPECT_EQ(stored(w2, fp8), (std::vector<Stored>{{w2.name, D::kF8_E4M3, {3072, 1536}},
                                                   {e + "w2.weight_scale_inv", D::kF32, {24, 12}}}));
-  TensorSpec odd{"x.proj.weight", TensorRole::kAttention, {200, 300}, 0, -1, true};
+  TensorSpec odd{"x.proj.weight", TensorRole::kAttention, {200, 300}, 0, -1, true, {}, {}};
   EXPECT_EQ(stored(odd, fp8)[1], (Stored{"x.proj.weight_scale_inv", D::kF32, {2, 3}}));  // ceil
 
   QuantConfig channel = quant_of(QuantScheme::kFp8Channel, *m2_);
@@ -277,7 +277,9 @@ TEST_F(TensorTableTest, StoredTensorsRejectWidthsTheBlockDoesNotDivide) {
                     {64, 48},
                     0,
                     0,
-                    true};
+                    true,
+                    {},
+                    {}};
   QuantConfig mxfp4 = load_quant_config(fixture_dir("m2_mxfp4"));
   EXPECT_THAT([&] { stored_tensors(narrow, mxfp4); },
               ::testing::ThrowsMessage<Error>(::testing::HasSubstr(

@@ -10,7 +10,6 @@
 #include "base/error.h"
 #include "checkpoint/weight_codec.h"
 #include "model/model.h"
-#include "model/model_registry.h"
 #include "model/npy.h"
 #include "tiny_fixture.h"
 
@@ -138,14 +137,6 @@ TEST(Loader, MissingTensorIsNamed) {
     c.erase("attn_type_list");
   });
   expect_error_mentions([&] { Model::load(dir); }, "model.layers.3.");
-}
-
-TEST(Registry, MapsBothArchitecturesAndNamesTheUnknown) {
-  ASSERT_EQ(registered_architectures().size(), 2u);
-  EXPECT_EQ(find_architecture("MiniMaxM2ForCausalLM", "x").arch, Arch::kM2);
-  EXPECT_EQ(find_architecture("MiniMaxM3SparseForConditionalGeneration", "x").arch, Arch::kM3);
-  expect_error_mentions([] { find_architecture("LlamaForCausalLM", "cfg.json"); },
-                        "'LlamaForCausalLM' has no model (registered: MiniMaxM2ForCausalLM");
 }
 
 TEST(Forward, RejectsBadPositionsAndTokens) {
