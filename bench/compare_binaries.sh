@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Old against new `minimax` on one model, in the same run: the two binaries alternate ROUNDS
+# times at each thread count (so a change in the machine's load hits both alike), each run itself
+# best of --repeat 3; prints each binary's best prefill and decode tok/s and new/old ratios.
+# Usage:
+#   bench/compare_binaries.sh OLD_MINIMAX NEW_MINIMAX MODEL_DIR [ROUNDS=3] [THREADS="1 2"]
+set -euo pipefail
+OLD=$1
+NEW=$2
+MODEL=$3
+ROUNDS=${4:-3}
+THREADS=${5:-"1 2"}
+# Any python3 will do: the report needs only the standard library.
+PY=$(command -v /usr/bin/python3 || command -v python3)
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
+
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+for t in $THREADS; do
+  for r in $(seq "$ROUNDS"); do
+    for which in old new; do
+      bin=$OLD
+      [[ $which == new ]] && bin=$NEW
+      "$bin" bench --model "$MODEL" --threads "$t" --json 2>/dev/null >"$WORK/$which-$t-$r.json"
+    done
+  done
+done
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+"$PY" - "$WORK" "$ROUNDS" $THREADS <<'PYEOF'
+import json, sys, os
+work, rounds, threads = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+print(f"{'threads':>7} {'binary':>6} {'prefill tok/s':>14} {'decode tok/s':>13} "
+      f"{'decode GB/s':>12} {'read GB/s':>10} {'decode/read':>12}")
+for t in threads:
+    best = {}
+    for which in ("old", "new"):
+        runs = [json.load(open(os.path.join(work, f"{which}-{t}-{r}.json")))
+                for r in range(1, rounds + 1)]
+        prefill = max(x["prefill_tok_s"] for x in runs)
+        top = max(runs, key=lambda x: x["decode_tok_s"])
+        best[which] = (prefill, top["decode_tok_s"])
+        gbs = top["achieved_gbps"]
+        read = top["read_gbps"]
+        print(f"{t:>7} {which:>6} {prefill:>14.2f} {top['decode_tok_s']:>13.2f} {gbs:>12.2f} "
+              f"{read:>10.2f} {top['ratio_to_read']:>12.3f}")
+    print(f"{t:>7} {'new/old':>6} {best['new'][0] / best['old'][0]:>14.3f} "
+          f"{best['new'][1] / best['old'][1]:>13.3f}")
+PYEOF
