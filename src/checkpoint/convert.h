@@ -8,7 +8,7 @@
 #include <functional>
 #include <string>
 
-#include "checkpoint/convert_encode.h"
+#include "checkpoint/mxfp4_to_fp8_exact.h"
 #include "checkpoint/convert_stream.h"
 #include "checkpoint/convert_summary.h"
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "checkpoint/convert_encode.h"
+#include "checkpoint/mxfp4_to_fp8_exact.h"
 #include "checkpoint/model_config.h"
 #include "formats/safetensors_writer.h"
 #include "formats/tensor_store.h"

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "checkpoint/convert_encode.h"
+#include "checkpoint/mxfp4_to_fp8_exact.h"
 
 namespace minimax {
 

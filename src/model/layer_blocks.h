@@ -31,6 +31,17 @@ struct ForwardContext {
 // W is stored quantized.
 void project(const ForwardContext& ctx, const WeightView& w, const float* x, int64_t T, float* y);
 
+// Writes this step's rows [T, width] to their slots of one storage array of `cache` (K, V or the
+// MSA index keys of a layer).
+void store_kv_rows(const ForwardContext& ctx, const float* rows, int64_t width,
+                   const KvCache& cache, void* storage);
+
+// The MSA index branch of a sparse layer: writes the index keys to the cache and returns the block
+// choice [T, num_index_heads, topk_blocks] in the caller's workspace scope, or null when the model
+// attends densely (ModelOptions::dense_attention).
+const int32_t* select_sparse_blocks(const ForwardContext& ctx, const AttentionWeights& a, int layer,
+                                    const float* xn, KvCache& cache);
+
 // out[T, hidden] = o_proj(attention(xn)); writes this call's K/V (and index keys) into `cache`.
 void attention_block(const ForwardContext& ctx, const LayerWeights& w, int layer, const float* xn,
                      KvCache& cache, float* out);

@@ -1,6 +1,7 @@
-// CPU embedding, RMSNorm, RoPE, router and gated activations: plain loops arranged so that the
-// per-call constants (inverse frequencies, cos/sin, the inverse RMS) are computed once, threads
-// take whole rows of large calls, and nothing is allocated per call once scratch has grown.
+// CPU residual add, embedding, RMSNorm, RoPE and gated activations (the router is router_cpu.cc):
+// plain loops arranged so that the per-call constants (inverse frequencies, cos/sin, the inverse
+// RMS) are computed once, threads take whole rows of large calls, and nothing is allocated per call
+// once scratch has grown.
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -127,44 +128,6 @@ void cpu_rope(float* x, int64_t T, const int32_t* positions, const RopeParams& p
       }
     }
   });
-}
-
-void cpu_route(const RouterArgs& a) {
-  if (a.top_k <= 0 || a.top_k > a.num_experts)
-    fail("router: top_k {} must be in [1, {}]", a.top_k, a.num_experts);
-  thread_local std::vector<double> score, best_choice;
-  thread_local std::vector<int> best;
-  score.resize(a.num_experts);
-  best_choice.resize(a.top_k);
-  best.resize(a.top_k);
-  for (int64_t t = 0; t < a.T; ++t) {
-    const float* logits = a.logits + t * a.num_experts;
-    int count = 0;
-    for (int e = 0; e < a.num_experts; ++e) {
-      const double s = 1.0 / (1.0 + std::exp(-static_cast<double>(logits[e])));
-      const double choice = s + (a.selection_bias ? a.selection_bias[e] : 0.0);
-      score[e] = s;
-      if (count == a.top_k && !(choice > best_choice[count - 1])) continue;
-      // Insert after every kept expert whose choice is >= this one: equal choices keep the lower
-      // id first, as the reference's stable sort does.
-      int at = count < a.top_k ? count : count - 1;
-      while (at > 0 && best_choice[at - 1] < choice) {
-        best_choice[at] = best_choice[at - 1];
-        best[at] = best[at - 1];
-        --at;
-      }
-      best_choice[at] = choice;
-      best[at] = e;
-      if (count < a.top_k) ++count;
-    }
-    double sum = 0;
-    for (int j = 0; j < a.top_k; ++j) sum += score[best[j]];
-    for (int j = 0; j < a.top_k; ++j) {
-      const double w = a.renormalize ? score[best[j]] / sum : score[best[j]];
-      a.expert_ids[t * a.top_k + j] = best[j];
-      a.expert_weights[t * a.top_k + j] = static_cast<float>(w * a.routed_scale);
-    }
-  }
 }
 
 void cpu_glu(const float* gate, const float* up, int64_t n, const GluParams& p, float* out) {

@@ -1,4 +1,5 @@
-// Reference router, gated activations, FP8 activation emulation and grouped MoE.
+// Reference gated activations, FP8 activation emulation and grouped MoE (the router is in
+// router.cc).
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -32,29 +33,6 @@ float amax(const float* x, int64_t n) {
 }
 
 }  // namespace
-
-void route(const RouterArgs& a) {
-  if (a.top_k <= 0 || a.top_k > a.num_experts)
-    fail("router: top_k {} must be in [1, {}]", a.top_k, a.num_experts);
-  std::vector<double> s(a.num_experts), choice(a.num_experts);
-  std::vector<int> order(a.num_experts);
-  for (int64_t t = 0; t < a.T; ++t) {
-    for (int e = 0; e < a.num_experts; ++e) {
-      s[e] = sigmoid(a.logits[t * a.num_experts + e]);
-      choice[e] = s[e] + (a.selection_bias ? a.selection_bias[e] : 0.0);
-    }
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(),
-                     [&](int x, int y) { return choice[x] > choice[y]; });
-    double sum = 0;
-    for (int j = 0; j < a.top_k; ++j) sum += s[order[j]];
-    for (int j = 0; j < a.top_k; ++j) {
-      const double w = a.renormalize ? s[order[j]] / sum : s[order[j]];
-      a.expert_ids[t * a.top_k + j] = order[j];
-      a.expert_weights[t * a.top_k + j] = static_cast<float>(w * a.routed_scale);
-    }
-  }
-}
 
 void glu(const float* gate, const float* up, int64_t n, const GluParams& p, float* out) {
   for (int64_t i = 0; i < n; ++i) {

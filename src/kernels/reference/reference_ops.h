@@ -27,6 +27,12 @@ void glu(const float* gate, const float* up, int64_t n, const GluParams& params,
 void quantize_activations(float* x, int64_t rows, int64_t cols, const ActQuant& q);
 void moe(const MoeArgs& args, ThreadPool* pool);
 
+// The cache row of slot s: itself, or through the page table of a paged cache.
+inline int64_t cache_row(const int32_t* page_table, int page_size, int64_t s) {
+  if (page_table == nullptr) return s;
+  return int64_t(page_table[s / page_size]) * page_size + s % page_size;
+}
+
 // The KV storage `p` as f32; Error naming `op` for a KV type the host kernels do not implement yet.
 const float* f32_kv(const void* p, KvDtype dtype, std::string_view op);
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "base/error.h"
-#include "checkpoint/convert_encode.h"
+#include "checkpoint/mxfp4_to_fp8_exact.h"
 #include "checkpoint/expert_interleave.h"
 #include "formats/float_formats.h"
 

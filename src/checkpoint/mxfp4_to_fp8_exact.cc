@@ -1,6 +1,6 @@
 // Exact MXFP4 -> FP8 / BF16 row re-encoding: exponent scan, scale choice, table-driven encoders and
 // the float64 verification built on the reference codecs.
-#include "checkpoint/convert_encode.h"
+#include "checkpoint/mxfp4_to_fp8_exact.h"
 
 #include <fmt/format.h>
 

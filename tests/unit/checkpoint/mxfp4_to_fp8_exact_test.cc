@@ -1,6 +1,6 @@
 // Row-level MXFP4 -> FP8 / BF16 re-encoding: the worked vectors of spec/formats.md §8, the limits
 // of each target, 0xFF scales, subnormal boundaries, -0, and random rows.
-#include "checkpoint/convert_encode.h"
+#include "checkpoint/mxfp4_to_fp8_exact.h"
 
 #include <gtest/gtest.h>
 
