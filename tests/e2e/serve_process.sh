@@ -34,7 +34,7 @@ less_than() { awk -v a="$1" -v b="$2" 'BEGIN {exit !(a < b)}'; }
 # ends PID SECONDS: waits up to SECONDS for PID, then SIGKILLs it; sets status to its exit status
 # (not a $(...) function: a subshell cannot wait for this shell's children).
 ends() {
-  timeout "$2" tail --pid="$1" -f /dev/null || kill -KILL "$1" 2>/dev/null || true
+  timeout "$2" tail -s 0.05 --pid="$1" -f /dev/null || kill -KILL "$1" 2>/dev/null || true
   status=0
   wait "$1" || status=$?
 }
