@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
@@ -307,11 +308,13 @@ HttpServer::HttpServer(HttpRoutes& routes, HttpServerOptions options)
   auto reading_handler = [this](const httplib::Request& req, httplib::Response& res,
                                 const httplib::ContentReader& read) {
     // With a Content-Length (checked against the limit already) the body gets one allocation of
-    // its size. A chunked body's size is unknown: it is kept in the pieces as they arrive and
-    // joined at the end, so that a refused upload peaks at the limit, not at the 1.5-2x of a
-    // string that doubles its capacity by copying.
+    // its size. A chunked body's size is unknown: it goes into 1 MiB blocks, joined at the end,
+    // so that a refused upload peaks at the limit plus one block, not at the 1.5-2x of a string
+    // that doubles its capacity by copying (blocks this large are mapped and unmapped whole, so
+    // the memory also goes back to the system).
+    constexpr size_t kBlock = size_t{1} << 20;
     std::string body;
-    std::vector<std::string> pieces;
+    std::vector<std::string> blocks;
     size_t total = 0;
     bool over = false;
     const std::string* length = header(req, "Content-Length");
@@ -322,17 +325,24 @@ HttpServer::HttpServer(HttpRoutes& routes, HttpServerOptions options)
         return false;
       }
       total += size;
-      if (length != nullptr)
+      if (length != nullptr) {
         body.append(data, size);
-      else
-        pieces.emplace_back(data, size);
+        return true;
+      }
+      while (size > 0) {
+        if (blocks.empty() || blocks.back().size() == kBlock) blocks.emplace_back().reserve(kBlock);
+        const size_t n = std::min(size, kBlock - blocks.back().size());
+        blocks.back().append(data, n);
+        data += n;
+        size -= n;
+      }
       return true;
     });
-    if (!pieces.empty()) {
+    if (!over && !blocks.empty()) {
       body.reserve(total);
-      for (std::string& piece : pieces) {
-        body += piece;
-        std::string().swap(piece);
+      for (std::string& block : blocks) {
+        body += block;
+        std::string().swap(block);
       }
     }
     if (over) {
