@@ -153,8 +153,8 @@ void linger_close(const Endpoints& who) {
 // A reply after which the connection is closed: for a request whose body was not read (refused
 // before reading it), httplib would otherwise parse the unread body as the next request. httplib
 // 0.11 closes a connection only when writing the reply fails, so the body goes out through a
-// provider that writes it whole and then reports failure. Error bodies are never empty (an empty
-// one would never reach the provider).
+// provider that writes it whole and then reports failure. An empty body is sent as a newline:
+// httplib never calls a provider of zero bytes, so the connection would stay open.
 void send_and_close(const httplib::Request& req, const HttpReply& reply, httplib::Response& res) {
   res.status = reply.status;
   res.set_header("Connection", "close");
