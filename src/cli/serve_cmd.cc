@@ -2,10 +2,14 @@
 // [--max-model-len N] [--max-num-seqs N] [--max-num-batched-tokens N] [--kv-cache-memory SIZE]
 // [--block-size N] [--reasoning-parser P] [--tool-call-parser P] [--chat-template FILE] ...`:
 // the OpenAI-compatible server (serve/openai_service.h) over one engine, vLLM's flag names.
-// Runs until SIGINT / SIGTERM.
+// Runs until SIGINT / SIGTERM: during start-up a signal exits at once; once serving, the first
+// stops accepting and drains for up to --shutdown-timeout seconds, and a second exits at once.
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
+#include <ctime>
 #include <fstream>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -30,6 +34,7 @@ struct ServeArgs {
   int64_t max_model_len = 0, max_num_seqs = 16, max_batched_tokens = 512, block_size = 16;
   int64_t max_waiting = 64;
   double request_timeout = 600;
+  double shutdown_timeout = 30;
   size_t threads = 0, http_threads = 64;
   bool no_prefix_caching = false;
 };
@@ -81,14 +86,101 @@ std::string read_text_file(const std::string& path, std::string_view flag) {
   return text.str();
 }
 
+// What the signal watcher and the main thread share.
+struct ShutdownState {
+  std::mutex mutex;
+  HttpServer* server = nullptr;  // set once the server is bound; null during start-up
+  bool done = false;             // the main thread is past run(): the watcher just returns
+};
+
+// The exit status of a process ended by signal `number`, as a shell reports a killed process.
+int signal_exit_status(int number) { return 128 + number; }
+
+// Waits up to `seconds` for SIGINT/SIGTERM; the signal's number, or 0 on timeout.
+int wait_signal(const sigset_t& signals, double seconds) {
+  const auto whole = static_cast<time_t>(seconds);
+  timespec timeout{whole, static_cast<long>((seconds - static_cast<double>(whole)) * 1e9)};
+  const int got = sigtimedwait(&signals, nullptr, &timeout);
+  return got > 0 ? got : 0;
+}
+
+// The signal watcher. Model loading cannot be interrupted part-way, so a signal before the server
+// is bound ends the process at once (nothing is served yet, nothing to drain). After that the
+// first signal stops the listener and lets open requests finish; past `shutdown_timeout` seconds
+// the remaining connections are shut down, and if the process still has not finished 5 s later
+// it exits anyway. A second signal at any point exits at once.
+void watch_signals(const sigset_t& signals, ShutdownState& state, double shutdown_timeout) {
+  int received = 0;
+  sigwait(&signals, &received);
+  {
+    std::lock_guard lock(state.mutex);
+    if (state.done) return;
+    if (state.server == nullptr) {
+      log_info("serve: signal {} during start-up, exiting", received);
+      std::_Exit(signal_exit_status(received));
+    }
+  }
+  log_info("serve: signal {}, shutting down (open requests get {} s; a second signal exits now)",
+           received, shutdown_timeout);
+  // The server is reached under the lock only: the main thread unregisters it before it is
+  // destroyed. True when the main thread is done.
+  auto with_server = [&state](auto action) {
+    std::lock_guard lock(state.mutex);
+    if (state.server != nullptr) action(*state.server);
+    return state.done;
+  };
+  // Polls in steps of 0.1 s: stop() is repeated in case run() was still starting its listener.
+  auto wait = [&](double seconds) {
+    using Clock = std::chrono::steady_clock;
+    const auto deadline = Clock::now() + std::chrono::duration<double>(seconds);
+    while (Clock::now() < deadline) {
+      if (with_server([](HttpServer& server) { server.stop(); })) return true;
+      if (const int again = wait_signal(signals, 0.1)) {
+        if (with_server([](HttpServer&) {})) return true;  // the main thread's wake-up call
+        log_info("serve: second signal {}, exiting now", again);
+        std::_Exit(signal_exit_status(again));
+      }
+    }
+    return with_server([](HttpServer&) {});
+  };
+  if (wait(shutdown_timeout)) return;
+  int dropped = 0;
+  with_server([&dropped](HttpServer& server) { dropped = server.drop_connections(); });
+  log_warn("serve: requests still open after --shutdown-timeout {} s; dropped {} connection(s)",
+           shutdown_timeout, dropped);
+  if (wait(5)) return;
+  log_warn("serve: still not finished 5 s after dropping the connections; exiting");
+  std::_Exit(1);
+}
+
 void run_serve(const ServeArgs& args) {
-  // Signals are taken by a watcher thread, so every other thread runs with them blocked.
+  // Signals are taken by a watcher thread, so every other thread runs with them blocked. The
+  // watcher starts first: start-up (the model load) can take minutes and must be interruptible.
   sigset_t signals;
   sigemptyset(&signals);
   sigaddset(&signals, SIGINT);
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
+  if (args.shutdown_timeout < 0)
+    fail("--shutdown-timeout: must be >= 0, got {}", args.shutdown_timeout);
+  ShutdownState state;
+  std::thread watcher([&state, signals, timeout = args.shutdown_timeout] {
+    watch_signals(signals, state, timeout);
+  });
+  // Ends the watcher on every way out of this function (an exception from the load included).
+  struct JoinWatcher {
+    ShutdownState& state;
+    std::thread& watcher;
+    ~JoinWatcher() {
+      {
+        std::lock_guard lock(state.mutex);
+        state.done = true;
+      }
+      pthread_kill(watcher.native_handle(), SIGTERM);
+      watcher.join();
+    }
+  } join_watcher{state, watcher};
 
   ModelOptions model_options;
   model_options.backend = parse_backend_kind(args.backend, "--backend");
@@ -143,20 +235,25 @@ void run_serve(const ServeArgs& args) {
   http.threads = args.http_threads;
   HttpServer server(routes, http);
   const int port = server.bind();
-  std::thread watcher([&server, signals] {
-    int received = 0;
-    sigwait(&signals, &received);
-    log_info("serve: signal {}, shutting down", received);
-    server.stop();
-  });
+  // Registers the server with the watcher until it is destroyed (declared after it).
+  struct Registration {
+    ShutdownState& state;
+    Registration(ShutdownState& s, HttpServer& server) : state(s) {
+      std::lock_guard lock(state.mutex);
+      state.server = &server;
+    }
+    ~Registration() {
+      std::lock_guard lock(state.mutex);
+      state.server = nullptr;
+      state.done = true;
+    }
+  } registration(state, server);
   log_info("serve: '{}' on http://{}:{} (max_model_len {}, {} KV blocks of {} tokens{})",
            service.served_model_name, args.host, port, engine.options().max_model_len,
            engine.options().kv_cache_blocks, engine.options().kv_block_size,
            api_key.empty() ? "" : ", API key required");
   server.run();
-  // run() also returns when the listener fails; wake the watcher so it can be joined.
-  pthread_kill(watcher.native_handle(), SIGTERM);
-  watcher.join();
+  // run() also returns when the listener fails; join_watcher wakes the watcher then.
 }
 
 }  // namespace
@@ -192,6 +289,9 @@ void register_serve(CLI::App& app) {
                   "Jinja chat template file replacing the checkpoint's");
   cmd->add_option("--request-timeout", args->request_timeout,
                   "Seconds a request may take before it fails with 408 (0 = none; default 600)");
+  cmd->add_option("--shutdown-timeout", args->shutdown_timeout,
+                  "Seconds open requests may take after SIGTERM/SIGINT before their connections "
+                  "are dropped (default 30)");
   cmd->add_option("--threads", args->threads, "Compute threads (0 = all hardware threads)");
   cmd->add_option("--http-threads", args->http_threads, "Connections served at once (default 64)");
   cmd->add_option("--moe-path", args->moe_path, "MoE path: fast, or dequant (experts as bf16)");

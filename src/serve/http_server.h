@@ -38,6 +38,10 @@ class HttpRoutes {
                            const ClientAlive& client_alive) = 0;
   // The reply for a missing or wrong API key, an unknown route and an oversized body.
   virtual HttpReply error(int status, std::string_view message) = 0;
+  // The methods `path` answers, comma-separated ("GET", "POST"), or "" when the routes have no
+  // opinion (unknown path: handle() answers). The transport answers other methods with 405 and
+  // this list as the Allow header before it reads a request body.
+  virtual std::string allowed_methods(std::string_view /*path*/) { return ""; }
 };
 
 struct HttpServerOptions {
@@ -55,10 +59,16 @@ class HttpServer {
   ~HttpServer();
   // Binds the address; Error naming host:port when it cannot. Returns the bound port.
   int bind();
-  // Serves until stop() (call bind() first).
+  // Serves until stop() (call bind() first); returns at once if stop() came first.
   void run();
-  // Stops accepting and returns run(); safe from another thread or a signal-watching thread.
+  // Stops accepting; run() returns once the open connections are done. Safe from another thread
+  // or a signal-watching thread, and idempotent: one that lands while run() is starting its
+  // listener can be lost, so a watcher repeats it until run() has returned.
   void stop();
+  // Shuts down every connection still open on the server's port (after stop(): the end of a
+  // drain that took too long). Blocked reads and writes fail, so handlers see their client gone
+  // and run() can return. Returns how many connections were dropped.
+  int drop_connections();
   int port() const { return port_; }
 
  private:

@@ -20,6 +20,12 @@ HttpReply OpenAiService::models() const {
   return json_reply(200, models_json(std::span<const ModelCard>(&card, 1)));
 }
 
+std::string OpenAiService::allowed_methods(std::string_view path) {
+  if (path == "/health" || path == "/metrics" || path == "/v1/models") return "GET";
+  if (path == "/v1/chat/completions" || path == "/v1/completions") return "POST";
+  return "";
+}
+
 HttpReply OpenAiService::handle(std::string_view method, std::string_view path,
                                 std::string_view body, const ClientAlive& client_alive) {
   const bool get = method == "GET", post = method == "POST";
@@ -33,10 +39,8 @@ HttpReply OpenAiService::handle(std::string_view method, std::string_view path,
     if (path == "/v1/models" && get) return models();
     if (path == "/v1/chat/completions" && post) return chat_completions(body, client_alive);
     if (path == "/v1/completions" && post) return completions(body, client_alive);
-    for (std::string_view known :
-         {"/health", "/metrics", "/v1/models", "/v1/chat/completions", "/v1/completions"})
-      if (path == known)
-        return error(405, fmt::format("method {} is not allowed on {}", method, path));
+    if (!allowed_methods(path).empty())  // the transport answers this first; kept for direct calls
+      return error(405, fmt::format("method {} is not allowed on {}", method, path));
     return error_reply(not_found(fmt::format("no route {} {}", method, path)));
   } catch (const ApiException& e) {
     return error_reply(e.error());

@@ -31,6 +31,7 @@ class OpenAiService : public HttpRoutes {
   HttpReply handle(std::string_view method, std::string_view path, std::string_view body,
                    const ClientAlive& client_alive) override;
   HttpReply error(int status, std::string_view message) override;
+  std::string allowed_methods(std::string_view path) override;
 
   const ServiceOptions& options() const { return options_; }
 

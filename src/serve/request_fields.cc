@@ -110,6 +110,11 @@ std::vector<std::string> parse_stop(const Fields& f) {
 
 Json parse_json(std::string_view text, const std::string& param) {
   check_nesting(text, param);
+  // JSON has no raw NUL anywhere (strings escape it as \u0000), and nlohmann's parser takes one
+  // as the end of its input: `{...}\0garbage` would pass as `{...}`.
+  if (const size_t nul = text.find('\0'); nul != std::string_view::npos)
+    fail_request(param, fmt::format("{} is not valid JSON: a NUL byte at byte {}",
+                                    param.empty() ? "request body" : param, nul + 1));
   try {
     return Json::parse(text);
   } catch (const Json::parse_error& e) {

@@ -70,6 +70,40 @@ expect "completions, token-id prompt" 200 "" -- "${AUTH[@]}" \
 expect "completions, id outside the vocabulary → 400" 400 "prompt[1]" -- "${AUTH[@]}" \
   -d '{"prompt": [1, 99999999], "max_tokens": 4}' "$URL/v1/completions"
 
+# Bytes curl will not send, on a raw connection: the status and the OpenAI error shape.
+raw_expect() {  # raw_expect NAME STATUS PRINTF-FORMAT [GREP-PATTERN]
+  local name=$1 status=$2 format=$3 pattern=${4:-}
+  exec 3<>"/dev/tcp/127.0.0.1/$PORT"
+  # shellcheck disable=SC2059  # the format holds the escapes (\r\n, \0) on purpose
+  printf "$format" >&3
+  timeout 5 cat <&3 >"$WORK/raw" || true
+  exec 3<&- 3>&-
+  if head -1 "$WORK/raw" | grep -q "^HTTP/1.1 $status " && grep -q '"error":{"message"' "$WORK/raw" &&
+    { [[ -z $pattern ]] || grep -q "$pattern" "$WORK/raw"; }; then
+    echo "ok   $name"
+  else
+    echo "FAIL $name: $(head -c 400 "$WORK/raw" | tr -d '\r')"
+    fails=$((fails + 1))
+  fi
+}
+H="Host: x\r\nConnection: close\r\n"
+HK="${H}Authorization: Bearer $KEY\r\n"
+BODY='{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 1}'
+raw_expect "NUL inside the bearer token → 401" 401 \
+  "GET /v1/models HTTP/1.1\r\n${H}Authorization: Bearer $KEY\0x\r\n\r\n"
+raw_expect "NUL after the JSON body → 400" 400 \
+  "POST /v1/chat/completions HTTP/1.1\r\n${HK}Content-Length: $((${#BODY} + 1))\r\n\r\n$BODY\0" \
+  "NUL byte"
+raw_expect "negative Content-Length → 400" 400 \
+  "POST /v1/chat/completions HTTP/1.1\r\n${HK}Content-Length: -1\r\n\r\n"
+raw_expect "huge Content-Length → 413" 413 \
+  "POST /v1/chat/completions HTTP/1.1\r\n${HK}Content-Length: 99999999999999999999\r\n\r\n"
+raw_expect "POST without a length → 411" 411 "POST /v1/chat/completions HTTP/1.1\r\n${HK}\r\n"
+raw_expect "PUT on a POST route → 405 with Allow" 405 \
+  "PUT /v1/chat/completions HTTP/1.1\r\n${HK}Content-Length: 2\r\n\r\n{}" "^Allow: POST"
+raw_expect "DELETE on a GET route → 405 with Allow" 405 \
+  "DELETE /v1/models HTTP/1.1\r\n${HK}Content-Length: 0\r\n\r\n" "^Allow: GET"
+
 # Streaming shape: data: lines, the role first, [DONE] last.
 curl -sN "${AUTH[@]}" -d '{"messages": [{"role": "user", "content": "hi"}], "stream": true,
   "max_tokens": 8, "temperature": 0}' "$CHAT" >"$WORK/stream"

@@ -4,13 +4,16 @@
 #include "serve/http_server.h"
 
 #include <arpa/inet.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <csignal>
 #include <thread>
 
@@ -52,6 +55,9 @@ class StubRoutes : public HttpRoutes {
         std::string(method) + " " + std::string(path) + " " + std::to_string(body.size()),
         {}};
   }
+  std::string allowed_methods(std::string_view path) override {
+    return path == "/only-post" ? "POST" : "";
+  }
   HttpReply error(int status, std::string_view message) override {
     return HttpReply{status, "application/json", "error: " + std::string(message), {}};
   }
@@ -64,7 +70,10 @@ struct Running {
   explicit Running(StubRoutes& routes, HttpServerOptions options) : server(routes, options) {
     options.port = 0;
     port = server.bind();
-    thread = std::thread([this] { server.run(); });
+    thread = std::thread([this] {
+      server.run();
+      returned = true;
+    });
     httplib::Client probe("127.0.0.1", port);
     for (int i = 0; i < 200 && !probe.Get("/health"); ++i)
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
@@ -75,6 +84,7 @@ struct Running {
   }
   HttpServer server;
   int port = 0;
+  std::atomic<bool> returned{false};  // run() returned
   std::thread thread;
 };
 
@@ -182,6 +192,195 @@ TEST(HttpServer, ClientAliveTurnsFalseWhenTheClientCloses) {
   for (int i = 0; i < 300 && !routes.saw_gone; ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_TRUE(routes.saw_gone);
+}
+
+// Sends `request` on a new connection and returns everything the server sends until it closes
+// the connection (or 5 s pass); `closed` tells whether it closed.
+std::string raw_exchange(int port, const std::string& request, bool* closed = nullptr) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) return "";
+  timeval timeout{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  (void)!write(fd, request.data(), request.size());
+  std::string reply;
+  char buffer[4096];
+  ssize_t n = 0;
+  while ((n = read(fd, buffer, sizeof(buffer))) > 0) reply.append(buffer, static_cast<size_t>(n));
+  if (closed != nullptr) *closed = n == 0;
+  close(fd);
+  return reply;
+}
+
+std::string status_line(const std::string& reply) { return reply.substr(0, reply.find("\r\n")); }
+
+TEST(HttpServer, SecondServerOnAPortInUseFailsNamingIt) {
+  StubRoutes routes;
+  Running running(routes, options_with_key());
+  HttpServerOptions options = options_with_key();
+  options.port = running.port;
+  HttpServer second(routes, options);
+  try {
+    second.bind();
+    ADD_FAILURE() << "bound a port in use";
+  } catch (const std::exception& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("127.0.0.1:" + std::to_string(running.port)), std::string::npos) << what;
+    EXPECT_NE(what.find("in use"), std::string::npos) << what;
+  }
+}
+
+TEST(HttpServer, NulInTheBearerTokenIs401) {
+  StubRoutes routes;
+  Running running(routes, options_with_key());
+  for (std::string token :
+       {std::string("secret\0", 7) + "x", std::string("secret\0", 7), std::string("secret%00")}) {
+    SCOPED_TRACE(token);
+    const std::string reply =
+        raw_exchange(running.port,
+                     "GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                     "Authorization: Bearer " +
+                         token + "\r\n\r\n");
+    EXPECT_EQ(status_line(reply), "HTTP/1.1 401 Unauthorized");
+    EXPECT_NE(reply.find("error: Invalid or missing API key"), std::string::npos);
+  }
+}
+
+// Refused before the body is read: the reply comes at once (no body is ever sent here) and the
+// connection is closed, as its unread body must not be parsed as the next request.
+TEST(HttpServer, BadContentLengthsAreRefusedAtOnce) {
+  StubRoutes routes;
+  Running running(routes, options_with_key());
+  const struct {
+    std::string length;
+    std::string status;
+  } cases[] = {{"-1", "400 Bad Request"},
+               {"+5", "400 Bad Request"},
+               {"1e3", "400 Bad Request"},
+               {"", "411 Length Required"},  // httplib drops a header with an empty value
+               {"5000", "413 Payload Too Large"},
+               {"18446744073709551616", "413 Payload Too Large"},
+               {"99999999999999999999999", "413 Payload Too Large"}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.length);
+    bool closed = false;
+    const auto start = std::chrono::steady_clock::now();
+    const std::string reply = raw_exchange(
+        running.port, "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: " + c.length + "\r\n\r\n",
+        &closed);
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+    EXPECT_EQ(status_line(reply), "HTTP/1.1 " + c.status);
+    EXPECT_NE(reply.find("\r\n\r\nerror: "), std::string::npos) << reply;
+    EXPECT_TRUE(closed);
+  }
+  bool closed = false;
+  const std::string twice = raw_exchange(
+      running.port,
+      "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nab", &closed);
+  EXPECT_EQ(status_line(twice), "HTTP/1.1 400 Bad Request");
+  const std::string none =
+      raw_exchange(running.port, "POST /x HTTP/1.1\r\nHost: x\r\n\r\n", &closed);
+  EXPECT_EQ(status_line(none), "HTTP/1.1 411 Length Required");
+  EXPECT_TRUE(closed);
+}
+
+TEST(HttpServer, OtherMethodsOnAKnownRouteAre405WithAllow) {
+  StubRoutes routes;
+  Running running(routes, options_with_key());
+  for (std::string method : {"PUT", "DELETE", "PATCH", "GET"}) {
+    SCOPED_TRACE(method);
+    const std::string reply =
+        raw_exchange(running.port, method +
+                                       " /only-post HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                                       "Content-Length: 2\r\n\r\n{}");
+    EXPECT_EQ(status_line(reply), "HTTP/1.1 405 Method Not Allowed");
+    EXPECT_NE(reply.find("\r\nAllow: POST\r\n"), std::string::npos) << reply;
+    EXPECT_NE(reply.find("error: method " + method + " is not allowed on /only-post"),
+              std::string::npos);
+  }
+  const std::string ok = raw_exchange(running.port,
+                                      "POST /only-post HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                                      "Content-Length: 2\r\n\r\n{}");
+  EXPECT_EQ(status_line(ok), "HTTP/1.1 200 OK");
+}
+
+std::string chunked(size_t bytes, size_t piece) {
+  std::string body;
+  for (size_t sent = 0; sent < bytes; sent += piece) {
+    const size_t n = std::min(piece, bytes - sent);
+    body += fmt::format("{:x}\r\n{}\r\n", n, std::string(n, 'a'));
+  }
+  return body + "0\r\n\r\n";
+}
+
+TEST(HttpServer, ChunkedBodiesAreReadUpToTheLimit) {
+  StubRoutes routes;
+  Running running(routes, options_with_key());
+  const std::string head =
+      "POST /x HTTP/1.1\r\nHost: x\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n";
+  const std::string small = raw_exchange(running.port, head + chunked(1000, 300));
+  EXPECT_EQ(status_line(small), "HTTP/1.1 200 OK");
+  EXPECT_NE(small.find("POST /x 1000"), std::string::npos) << small;
+  bool closed = false;
+  const std::string big = raw_exchange(running.port, head + chunked(5000, 300), &closed);
+  EXPECT_EQ(status_line(big), "HTTP/1.1 413 Payload Too Large");
+  EXPECT_NE(big.find("error: request body over 1000 bytes"), std::string::npos) << big;
+  EXPECT_TRUE(closed);
+  const std::string gzip = raw_exchange(
+      running.port, "POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n", &closed);
+  EXPECT_EQ(status_line(gzip), "HTTP/1.1 400 Bad Request");
+}
+
+// The key is checked before the body is read: a chunked upload with no key gets 401 at once,
+// though not one byte of its body was sent.
+TEST(HttpServer, MissingKeyIsRefusedBeforeTheBody) {
+  StubRoutes routes;
+  Running running(routes, options_with_key());
+  for (std::string framing : {"Transfer-Encoding: chunked", "Content-Length: 900"}) {
+    SCOPED_TRACE(framing);
+    bool closed = false;
+    const std::string reply = raw_exchange(
+        running.port, "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n" + framing + "\r\n\r\n",
+        &closed);
+    EXPECT_EQ(status_line(reply), "HTTP/1.1 401 Unauthorized");
+    EXPECT_TRUE(closed);
+  }
+}
+
+// What bounds a drain: a client that sent half a request holds its connection (and run()) open
+// after stop(), until drop_connections() shuts it down.
+TEST(HttpServer, DropConnectionsEndsADrainHeldByASlowClient) {
+  StubRoutes routes;
+  Running running(routes, options_with_key());
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(running.port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)), 0);
+  const std::string half = "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{";
+  ASSERT_EQ(write(fd, half.data(), half.size()), static_cast<ssize_t>(half.size()));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  running.server.stop();
+  running.server.stop();  // idempotent
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_FALSE(running.returned);  // still draining: the handler waits for the body
+  EXPECT_EQ(running.server.drop_connections(), 1);
+  for (int i = 0; i < 300 && !running.returned; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_TRUE(running.returned);
+  close(fd);
+}
+
+TEST(HttpServer, StopBeforeRunMakesRunReturn) {
+  StubRoutes routes;
+  HttpServer server(routes, options_with_key());
+  server.bind();
+  server.stop();
+  server.run();  // returns at once (the test would hang otherwise)
 }
 
 }  // namespace

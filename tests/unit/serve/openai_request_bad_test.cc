@@ -141,5 +141,23 @@ TEST(OpenAiRequestBad, InvalidUtf8AndEmptyBodiesAreBadRequests) {
   }
 }
 
+// nlohmann's parser stops at a NUL byte; a body with one anywhere is refused, not cut short.
+TEST(OpenAiRequestBad, NulBytesAreBadRequests) {
+  const std::string good = R"({"messages": [{"role": "user", "content": "hi"}]})";
+  for (const std::string& body : {good + std::string(1, '\0'), good + std::string("\0garbage", 8),
+                                  std::string(R"({"messages": [{"role": "user", "content": "h)") +
+                                      std::string(1, '\0') + R"(i"}]})"}) {
+    try {
+      parse_chat_request(body);
+      ADD_FAILURE() << "accepted a NUL at " << body.find('\0');
+    } catch (const ApiException& e) {
+      EXPECT_EQ(e.error().status, 400);
+      EXPECT_NE(e.error().message.find("NUL byte at byte " + std::to_string(body.find('\0') + 1)),
+                std::string::npos)
+          << e.error().message;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace minimax

@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# `minimax serve` as a process under abuse (issue 17): a second server on a port in use exits
+# naming it; a 256 MiB chunked upload is refused (413) while the server's memory stays flat, and
+# without a key gets 401; SIGTERM or SIGINT during start-up ends the process at once; a slow
+# client does not keep a stopped server alive past --shutdown-timeout; a second signal exits at
+# once.
+set -euo pipefail
+MINIMAX=$1
+WORK=$2
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+rm -rf "$WORK" && mkdir -p "$WORK"
+KEY=sk-test-key
+source "$ROOT/scripts/lib/server.sh"
+trap stop_servers EXIT
+
+MODEL=$ROOT/models/minimax-m3-tiny
+if [[ ! -f $MODEL/config.json ]]; then
+  "$MINIMAX" make-tiny --arch m3 --format bf16 --seed 3 --output "$WORK/tiny" >/dev/null
+  MODEL=$WORK/tiny
+fi
+SERVE=(--threads 2 --max-model-len 1024)
+
+fails=0
+check() {  # check NAME COMMAND...: ok when the command succeeds
+  local name=$1
+  shift
+  if "$@"; then echo "ok   $name"; else
+    echo "FAIL $name"
+    fails=$((fails + 1))
+  fi
+}
+seconds_since() { awk -v now="$(date +%s.%N)" -v start="$1" 'BEGIN {printf "%.2f", now - start}'; }
+less_than() { awk -v a="$1" -v b="$2" 'BEGIN {exit !(a < b)}'; }
+# ends PID SECONDS: waits up to SECONDS for PID, then SIGKILLs it; sets status to its exit status
+# (not a $(...) function: a subshell cannot wait for this shell's children).
+ends() {
+  timeout "$2" tail -s 0.05 --pid="$1" -f /dev/null || kill -KILL "$1" 2>/dev/null || true
+  status=0
+  wait "$1" || status=$?
+}
+
+start_server "$WORK/a.log" "$MODEL" "${SERVE[@]}" --api-key "$KEY"
+A_PID=${SERVER_PIDS[-1]}
+URL=http://127.0.0.1:$PORT
+
+# A second server on the same port: no SO_REUSEPORT, so it fails to bind, names the address and
+# exits non-zero (bounded by timeout in case it binds and serves).
+status=0
+timeout 60 "$MINIMAX" serve --model "$MODEL" --port "$PORT" "${SERVE[@]}" 2>"$WORK/b.log" ||
+  status=$?
+check "second server on port $PORT exits non-zero (status $status)" \
+  test "$status" -ne 0 -a "$status" -ne 124
+check "it names 127.0.0.1:$PORT as in use" \
+  grep -q "cannot listen on 127.0.0.1:$PORT: Address already in use" "$WORK/b.log"
+
+# 256 MiB of chunked upload against a 32 MiB limit: refused with 413 once the limit is passed,
+# the rest discarded unread; the server's RSS, sampled every 20 ms, grows by at most 64 MiB.
+rss_kib() { awk '/^VmRSS/ {print $2}' "/proc/$A_PID/status"; }
+sample_rss() {
+  local peak=0 now
+  while [[ -f $WORK/sampling ]]; do
+    now=$(rss_kib)
+    ((now > peak)) && peak=$now
+    echo "$peak" >"$WORK/peak"
+    sleep 0.02
+  done
+}
+upload() {  # upload BYTES [curl args...]: prints the HTTP status (000 when there was none)
+  local bytes=$1
+  shift
+  # -T - streams stdin chunked (--data-binary @- would read it all into curl first)
+  head -c "$bytes" /dev/zero | curl -s -o "$WORK/body" -w '%{http_code}' -X POST -T - \
+    -H "Content-Type: application/json" "$@" "$URL/v1/chat/completions" || true
+}
+before=$(rss_kib)
+touch "$WORK/sampling"
+sample_rss &
+sampler=$!
+code=$(upload $((256 << 20)) -H "Authorization: Bearer $KEY")
+rm "$WORK/sampling"
+wait "$sampler"
+growth=$((($(cat "$WORK/peak") - before) / 1024))
+check "256 MiB chunked upload → 413 (got $code)" test "$code" == 413
+check "... with the OpenAI error body" grep -q '"error":{"message":"request body over' "$WORK/body"
+check "... RSS grew by $growth MiB (limit 64)" test "$growth" -le 64
+start=$(date +%s.%N)
+code=$(upload $((128 << 20)))
+elapsed=$(seconds_since "$start")
+check "128 MiB chunked upload without a key → 401 (got $code)" test "$code" == 401
+check "... within 3 s, unread (took $elapsed s)" less_than "$elapsed" 3
+check "server still serves after the uploads" \
+  test "$(curl -s -o /dev/null -w '%{http_code}' "$URL/health")" == 200
+
+# A signal during start-up (the model load) ends the process at once with 128 + the signal's
+# number. Start-up is short with the tiny model, so the signal comes at 0.05 s. (env gives SIGINT
+# back its default action: a shell starts background jobs with it ignored.)
+for signal in TERM INT; do
+  env --default-signal=INT "$MINIMAX" serve --model "$MODEL" --port 0 "${SERVE[@]}" 2>"$WORK/startup-$signal.log" &
+  pid=$!
+  sleep 0.05
+  start=$(date +%s.%N)
+  kill -s "$signal" "$pid"
+  ends "$pid" 10
+  elapsed=$(seconds_since "$start")
+  expected=$((128 + $(kill -l "$signal")))
+  check "SIG$signal at 0.05 s: exited in $elapsed s with status $status (expect $expected)" \
+    test "$status" == "$expected"
+  check "... within 3 s" less_than "$elapsed" 3
+done
+
+# Draining is bounded: a client that sent half a request holds its connection (and its thread)
+# open; after SIGTERM the server stops accepting, and 2 s later drops the connection and exits 0.
+start_server "$WORK/drain.log" "$MODEL" "${SERVE[@]}" --shutdown-timeout 2
+pid=${SERVER_PIDS[-1]}
+exec 3<>"/dev/tcp/127.0.0.1/$PORT"
+printf 'POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"prompt"' >&3
+sleep 0.3
+start=$(date +%s.%N)
+kill -TERM "$pid"
+ends "$pid" 20
+elapsed=$(seconds_since "$start")
+exec 3>&-
+check "a slow client does not keep a stopped server alive: exited in $elapsed s, status $status" \
+  test "$status" == 0
+check "... after the 2 s timeout, not long after" less_than "$elapsed" 5
+check "... and it says it dropped the connection" grep -q "dropped 1 connection" "$WORK/drain.log"
+
+# A second signal exits at once, even with a connection still draining.
+start_server "$WORK/second.log" "$MODEL" "${SERVE[@]}" --shutdown-timeout 60
+pid=${SERVER_PIDS[-1]}
+exec 3<>"/dev/tcp/127.0.0.1/$PORT"
+printf 'POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"prompt"' >&3
+sleep 0.3
+kill -TERM "$pid"
+sleep 0.3
+start=$(date +%s.%N)
+kill -INT "$pid"
+ends "$pid" 10
+elapsed=$(seconds_since "$start")
+exec 3>&-
+check "second signal (INT) exits at once: $elapsed s, status $status (expect 130)" \
+  test "$status" == 130
+check "... within 2 s" less_than "$elapsed" 2
+SERVER_PIDS=("$A_PID")
+
+[[ $fails == 0 ]] && echo "serve process e2e: all passed"
+exit $fails
