@@ -31,7 +31,6 @@ class TextModel {
   // Replaces the checkpoint's chat template (serve --chat-template); Error naming `origin` when
   // the source does not parse. The checkpoint's own stays recorded in text().
   void set_chat_template(const std::string& source, const std::string& origin);
-  ThinkMarkers markers() const { return think_markers(model_->config().arch); }
 
   // The chat template applied to `messages` (OpenAI-shaped: role, content, reasoning_content,
   // tool_calls...), with bos_token / eos_token and `template_kwargs` (e.g. thinking_mode for M3)
