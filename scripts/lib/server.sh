@@ -32,3 +32,15 @@ stop_servers() {
   for pid in "${SERVER_PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
   SERVER_PIDS=()
 }
+
+# bundled_or_tiny_model WORK: sets MODEL to the bundled trained model, or, when it is absent, to a
+# random tiny M3 written under WORK; BUNDLED_MODEL is 1 or 0 accordingly.
+bundled_or_tiny_model() {
+  MODEL=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/models/minimax-m3-tiny
+  BUNDLED_MODEL=1
+  if [[ ! -f $MODEL/config.json ]]; then
+    "$MINIMAX" make-tiny --arch m3 --format bf16 --seed 3 --output "$1/tiny" >/dev/null
+    MODEL=$1/tiny
+    BUNDLED_MODEL=0
+  fi
+}

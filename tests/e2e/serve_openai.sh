@@ -14,13 +14,9 @@ KEY=sk-test-key
 source "$ROOT/scripts/lib/server.sh"
 trap stop_servers EXIT
 
-MODEL=$ROOT/models/minimax-m3-tiny
-TRAINED=(--trained)
-if [[ ! -f $MODEL/config.json ]]; then
-  "$MINIMAX" make-tiny --arch m3 --format bf16 --seed 3 --output "$WORK/tiny" >/dev/null
-  MODEL=$WORK/tiny
-  TRAINED=()
-fi
+bundled_or_tiny_model "$WORK"
+TRAINED=()
+if [[ $BUNDLED_MODEL == 1 ]]; then TRAINED=(--trained); fi
 
 start_server "$WORK/server.log" "$MODEL" --served-model-name tiny --threads 2 \
   --api-key "$KEY" --max-model-len 2048

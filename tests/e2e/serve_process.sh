@@ -13,11 +13,14 @@ KEY=sk-test-key
 source "$ROOT/scripts/lib/server.sh"
 trap stop_servers EXIT
 
-MODEL=$ROOT/models/minimax-m3-tiny
-if [[ ! -f $MODEL/config.json ]]; then
-  "$MINIMAX" make-tiny --arch m3 --format bf16 --seed 3 --output "$WORK/tiny" >/dev/null
-  MODEL=$WORK/tiny
-fi
+bundled_or_tiny_model "$WORK"
+
+# A slow client on fd 3: a request that promises 100 bytes of body and sends 9 of them.
+half_sent_request() {
+  exec 3<>"/dev/tcp/127.0.0.1/$PORT"
+  printf 'POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"prompt"' >&3
+  sleep 0.3
+}
 SERVE=(--threads 2 --max-model-len 1024)
 
 fails=0
@@ -112,9 +115,7 @@ done
 # open; after SIGTERM the server stops accepting, and 2 s later drops the connection and exits 0.
 start_server "$WORK/drain.log" "$MODEL" "${SERVE[@]}" --shutdown-timeout 2
 pid=${SERVER_PIDS[-1]}
-exec 3<>"/dev/tcp/127.0.0.1/$PORT"
-printf 'POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"prompt"' >&3
-sleep 0.3
+half_sent_request
 start=$(date +%s.%N)
 kill -TERM "$pid"
 ends "$pid" 20
@@ -128,9 +129,7 @@ check "... and it says it dropped the connection" grep -q "dropped 1 connection"
 # A second signal exits at once, even with a connection still draining.
 start_server "$WORK/second.log" "$MODEL" "${SERVE[@]}" --shutdown-timeout 60
 pid=${SERVER_PIDS[-1]}
-exec 3<>"/dev/tcp/127.0.0.1/$PORT"
-printf 'POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{"prompt"' >&3
-sleep 0.3
+half_sent_request
 kill -TERM "$pid"
 sleep 0.3
 start=$(date +%s.%N)

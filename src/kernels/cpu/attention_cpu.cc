@@ -83,14 +83,8 @@ void visible_runs(const AttentionArgs& a, int64_t t, int g, std::vector<SlotRang
 }  // namespace
 
 void cpu_attention_at(const AttentionArgs& a, ThreadPool* pool, CpuIsa isa) {
-  if (a.num_kv_heads <= 0 || a.num_heads % a.num_kv_heads != 0)
-    fail("attention: {} query heads are not a multiple of {} KV heads", a.num_heads,
-         a.num_kv_heads);
-  if (a.block_ids != nullptr && (a.block_size <= 0 || a.max_blocks <= 0))
-    fail("attention: block selection needs block_size and max_blocks > 0");
+  reference::check_attention_args(a);
   if (a.head_dim <= 0) fail("attention: head_dim {} must be positive", a.head_dim);
-  if (a.page_table != nullptr && a.page_size <= 0)
-    fail("attention: page_size {} must be positive with a page table", a.page_size);
   if (a.T <= 0) return;
   const AttentionKernels& kernels = cpu_ops_detail::attention_kernels(isa);
   const int group = a.num_heads / a.num_kv_heads;

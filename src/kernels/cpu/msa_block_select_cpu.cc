@@ -6,7 +6,6 @@
 #include <limits>
 #include <vector>
 
-#include "base/error.h"
 #include "kernels/cpu/attention_kernels.h"
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/reference/reference_ops.h"
@@ -17,14 +16,7 @@ using cpu_ops_detail::AttentionKernels;
 using cpu_ops_detail::BlockScoreJob;
 
 void cpu_select_blocks_at(const BlockSelectArgs& a, ThreadPool* pool, CpuIsa isa) {
-  if (a.block_size <= 0 || a.topk_blocks <= 0)
-    fail("select_blocks: block_size {} and topk_blocks {} must be positive", a.block_size,
-         a.topk_blocks);
-  if (a.init_blocks < 0 || a.local_blocks < 0 || a.init_blocks + a.local_blocks > a.topk_blocks)
-    fail("select_blocks: {} initial + {} local forced blocks exceed top-{}", a.init_blocks,
-         a.local_blocks, a.topk_blocks);
-  if (a.page_table != nullptr && a.page_size <= 0)
-    fail("select_blocks: page_size {} must be positive with a page table", a.page_size);
+  reference::check_block_select_args(a);
   if (a.T <= 0) return;
   const AttentionKernels& kernels = cpu_ops_detail::attention_kernels(isa);
   const float* index_k_cache = reference::f32_kv(a.index_k_cache, a.kv_dtype, "select_blocks");

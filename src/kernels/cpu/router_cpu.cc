@@ -4,14 +4,13 @@
 #include <cmath>
 #include <vector>
 
-#include "base/error.h"
 #include "kernels/cpu/cpu_ops.h"
+#include "kernels/reference/reference_ops.h"
 
 namespace minimax {
 
 void cpu_route(const RouterArgs& a) {
-  if (a.top_k <= 0 || a.top_k > a.num_experts)
-    fail("router: top_k {} must be in [1, {}]", a.top_k, a.num_experts);
+  reference::check_router_args(a);
   thread_local std::vector<double> score, best_choice;
   thread_local std::vector<int> best;
   score.resize(a.num_experts);
@@ -37,13 +36,7 @@ void cpu_route(const RouterArgs& a) {
       best[at] = e;
       if (count < a.top_k) ++count;
     }
-    double sum = 0;
-    for (int j = 0; j < a.top_k; ++j) sum += score[best[j]];
-    for (int j = 0; j < a.top_k; ++j) {
-      const double w = a.renormalize ? score[best[j]] / sum : score[best[j]];
-      a.expert_ids[t * a.top_k + j] = best[j];
-      a.expert_weights[t * a.top_k + j] = static_cast<float>(w * a.routed_scale);
-    }
+    reference::write_routing(a, t, best.data(), score.data());
   }
 }
 

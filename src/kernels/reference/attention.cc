@@ -30,7 +30,7 @@ void visible_slots(const AttentionArgs& a, int64_t t, int g, std::vector<int64_t
 
 }  // namespace
 
-void attention(const AttentionArgs& a, ThreadPool* pool) {
+void check_attention_args(const AttentionArgs& a) {
   if (a.num_kv_heads <= 0 || a.num_heads % a.num_kv_heads != 0)
     fail("attention: {} query heads are not a multiple of {} KV heads", a.num_heads,
          a.num_kv_heads);
@@ -38,6 +38,10 @@ void attention(const AttentionArgs& a, ThreadPool* pool) {
     fail("attention: block selection needs block_size and max_blocks > 0");
   if (a.page_table != nullptr && a.page_size <= 0)
     fail("attention: page_size {} must be positive with a page table", a.page_size);
+}
+
+void attention(const AttentionArgs& a, ThreadPool* pool) {
+  check_attention_args(a);
   const int group = a.num_heads / a.num_kv_heads;
   const int64_t d = a.head_dim;
   const float* k_cache = f32_kv(a.k_cache, a.kv_dtype, "attention");

@@ -11,7 +11,7 @@
 
 namespace minimax::reference {
 
-void select_blocks(const BlockSelectArgs& a, ThreadPool* pool) {
+void check_block_select_args(const BlockSelectArgs& a) {
   if (a.block_size <= 0 || a.topk_blocks <= 0)
     fail("select_blocks: block_size {} and topk_blocks {} must be positive", a.block_size,
          a.topk_blocks);
@@ -20,6 +20,10 @@ void select_blocks(const BlockSelectArgs& a, ThreadPool* pool) {
          a.local_blocks, a.topk_blocks);
   if (a.page_table != nullptr && a.page_size <= 0)
     fail("select_blocks: page_size {} must be positive with a page table", a.page_size);
+}
+
+void select_blocks(const BlockSelectArgs& a, ThreadPool* pool) {
+  check_block_select_args(a);
   const float* index_k_cache = f32_kv(a.index_k_cache, a.kv_dtype, "select_blocks");
   for_range(pool, a.T * a.num_index_heads, [&](int64_t begin, int64_t end) {
     std::vector<int> chosen, others;

@@ -27,6 +27,16 @@ void glu(const float* gate, const float* up, int64_t n, const GluParams& params,
 void quantize_activations(float* x, int64_t rows, int64_t cols, const ActQuant& q);
 void moe(const MoeArgs& args, ThreadPool* pool);
 
+// The argument checks every backend makes before running the op (Error naming the op), so that
+// the backends refuse the same calls with the same messages.
+void check_attention_args(const AttentionArgs& a);
+void check_block_select_args(const BlockSelectArgs& a);
+void check_router_args(const RouterArgs& a);
+// Token t's router outputs from the chosen experts (chosen[j], j < top_k, in choice order) and
+// the sigmoid score of every expert (score[e]): the unbiased scores, renormalised when asked,
+// times routed_scale.
+void write_routing(const RouterArgs& a, int64_t t, const int* chosen, const double* score);
+
 // The cache row of slot s: itself, or through the page table of a paged cache.
 inline int64_t cache_row(const int32_t* page_table, int page_size, int64_t s) {
   if (page_table == nullptr) return s;

@@ -16,9 +16,23 @@ double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
 }  // namespace
 
-void route(const RouterArgs& a) {
+void check_router_args(const RouterArgs& a) {
   if (a.top_k <= 0 || a.top_k > a.num_experts)
     fail("router: top_k {} must be in [1, {}]", a.top_k, a.num_experts);
+}
+
+void write_routing(const RouterArgs& a, int64_t t, const int* chosen, const double* score) {
+  double sum = 0;
+  for (int j = 0; j < a.top_k; ++j) sum += score[chosen[j]];
+  for (int j = 0; j < a.top_k; ++j) {
+    const double w = a.renormalize ? score[chosen[j]] / sum : score[chosen[j]];
+    a.expert_ids[t * a.top_k + j] = chosen[j];
+    a.expert_weights[t * a.top_k + j] = static_cast<float>(w * a.routed_scale);
+  }
+}
+
+void route(const RouterArgs& a) {
+  check_router_args(a);
   std::vector<double> s(a.num_experts), choice(a.num_experts);
   std::vector<int> order(a.num_experts);
   for (int64_t t = 0; t < a.T; ++t) {
@@ -29,13 +43,7 @@ void route(const RouterArgs& a) {
     std::iota(order.begin(), order.end(), 0);
     std::stable_sort(order.begin(), order.end(),
                      [&](int x, int y) { return choice[x] > choice[y]; });
-    double sum = 0;
-    for (int j = 0; j < a.top_k; ++j) sum += s[order[j]];
-    for (int j = 0; j < a.top_k; ++j) {
-      const double w = a.renormalize ? s[order[j]] / sum : s[order[j]];
-      a.expert_ids[t * a.top_k + j] = order[j];
-      a.expert_weights[t * a.top_k + j] = static_cast<float>(w * a.routed_scale);
-    }
+    write_routing(a, t, order.data(), s.data());
   }
 }
 
