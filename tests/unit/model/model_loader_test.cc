@@ -1,6 +1,6 @@
 // The weight loader (views in the stored format, pointing into the mapping; errors that name the
-// tensor), the architecture registry, the KV cache's checks, the communicator guard and the .npy
-// writer.
+// tensor), the forward pass's position and token checks, the communicator guard and the .npy
+// writer. The architecture lookup is tested in tests/unit/checkpoint/architecture_test.cc.
 #include <gtest/gtest.h>
 
 #include <cstring>
