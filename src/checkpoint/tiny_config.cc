@@ -17,6 +17,15 @@ struct M2Dims {
 };
 constexpr M2Dims kTinyM2 = {3, 64, 32, 8, 2, 16, 8, 16, 4};
 constexpr M2Dims kBenchM2 = {10, 1536, 768, 24, 4, 128, 64, 64, 8};
+// The tiny M2 widened so that every split width at 2 ranks is a multiple of 128 (parallel tests).
+constexpr M2Dims kParallelM2 = {3, 128, 256, 8, 2, 16, 8, 16, 4};
+
+// The M3 widths that differ between the tiny and the parallel shapes.
+struct M3Widths {
+  int hidden, expert, dense, shared;
+};
+constexpr M3Widths kTinyM3 = {64, 32, 128, 32};
+constexpr M3Widths kParallelM3 = {128, 256, 256, 256};
 
 json m2_config(const M2Dims& d, int vocab_size) {
   const int layers = d.layers;
@@ -57,9 +66,9 @@ json m2_config(const M2Dims& d, int vocab_size) {
   };
 }
 
-json tiny_m3(int vocab_size) {
+json tiny_m3(int vocab_size, const M3Widths& w = kTinyM3) {
   const std::vector<int> per_layer = {0, 0, 0, 1, 1};  // 3 dense layers, then MoE + sparse
-  const int hidden = 64;
+  const int hidden = w.hidden;
   // text_config / sparse_attention_config field set of MiniMax-M3 (spec/model.md §1.2).
   json sparse = {
       {"use_sparse_attention", true}, {"sparse_index_dim", 16},
@@ -71,9 +80,9 @@ json tiny_m3(int vocab_size) {
   json text = {
       {"architectures", {"MiniMaxM3SparseForCausalLM"}},
       {"hidden_size", hidden},
-      {"intermediate_size", 32},
-      {"dense_intermediate_size", 128},
-      {"shared_intermediate_size", 32},
+      {"intermediate_size", w.expert},
+      {"dense_intermediate_size", w.dense},
+      {"shared_intermediate_size", w.shared},
       {"num_hidden_layers", int(per_layer.size())},
       {"num_attention_heads", 8},
       {"num_key_value_heads", 2},
@@ -159,6 +168,12 @@ json tiny_m3(int vocab_size) {
 nlohmann::json tiny_config_json(Arch arch, int vocab_size) {
   if (vocab_size <= 0) fail("tiny_config_json: vocab_size must be positive, got {}", vocab_size);
   return arch == Arch::kM2 ? m2_config(kTinyM2, vocab_size) : tiny_m3(vocab_size);
+}
+
+nlohmann::json parallel_config_json(Arch arch, int vocab_size) {
+  if (vocab_size <= 0)
+    fail("parallel_config_json: vocab_size must be positive, got {}", vocab_size);
+  return arch == Arch::kM2 ? m2_config(kParallelM2, vocab_size) : tiny_m3(vocab_size, kParallelM3);
 }
 
 nlohmann::json bench_config_json(int vocab_size) {

@@ -17,6 +17,11 @@ namespace minimax {
 // quantization_config_json(scheme, parse_model_config(...)) for a quantized layout.
 nlohmann::json tiny_config_json(Arch arch, int vocab_size);
 
+// The tiny configs widened for the parallel tests: hidden 128 and expert, shared and dense FFN
+// widths of 256, so that every split at 2 ranks (and TP_EP's at 4) falls on 128-wide FP8 tiles
+// and 32-wide MXFP4 blocks; heads as the tiny ones (8 query, 2 KV).
+nlohmann::json parallel_config_json(Arch arch, int vocab_size);
+
 // The CPU benchmark shape: M2 architecture (same field set as the tiny M2) with hidden 1536, 10
 // layers, 24 query / 4 KV heads of 128 (RoPE on 64 dims), 64 experts of width 768, top-8:
 // 2.48 B parameters at vocab 32768, 0.44 B active per token.

@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/parallel_flags.h"
 #include "kernels/backend.h"
 #include "kernels/cpu/cpu_features.h"
 #include "model/model.h"
@@ -29,6 +30,7 @@ struct BenchArgs {
   int repeat = 3;
   size_t bandwidth_mib = 1024;
   bool json = false;
+  ParallelRequest parallel;
 };
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -61,9 +63,11 @@ struct Timings {
   // CPU time over wall time × threads while decoding: well below 1 means other processes took
   // the cores (or the threads waited), and the speeds understate the machine.
   double decode_cpu_share = 0;
+  // Under several ranks: rank 0's seconds inside collectives per decoded token (best run).
+  double decode_comm_seconds_per_token = 0;
 };
 
-Timings time_model(Model& model, const BenchArgs& args, size_t threads) {
+Timings time_model(Model& model, const BenchArgs& args, size_t threads, const Communicator* comm) {
   // Prompt ids spread over the vocabulary, fixed so that runs compare.
   std::vector<int32_t> prompt(args.prompt_tokens);
   SampleRng rng(1234);
@@ -80,11 +84,14 @@ Timings time_model(Model& model, const BenchArgs& args, size_t threads) {
     t.prefill_seconds = std::min(t.prefill_seconds, seconds_since(start));
     start = std::chrono::steady_clock::now();
     const double cpu_start = process_cpu_seconds();
+    const double comm_start = comm != nullptr ? comm->busy_seconds() : 0;
     for (int64_t i = 0; i < args.gen_tokens; ++i) logits = session.decode(argmax(logits));
     const double wall = seconds_since(start);
     if (wall < t.decode_seconds) {
       t.decode_seconds = wall;
       t.decode_cpu_share = (process_cpu_seconds() - cpu_start) / (wall * threads);
+      if (comm != nullptr)
+        t.decode_comm_seconds_per_token = (comm->busy_seconds() - comm_start) / args.gen_tokens;
     }
   }
   return t;
@@ -143,15 +150,17 @@ void run_bench(const BenchArgs& args) {
   if (args.gen_tokens <= 0) fail("--gen-tokens: must be > 0, got {}", args.gen_tokens);
   if (args.repeat <= 0) fail("--repeat: must be > 0, got {}", args.repeat);
   ThreadPool pool(args.threads);
-  const Bandwidth bw = measure_bandwidth(pool, args.bandwidth_mib << 20);
-
   ModelOptions options;
   options.backend = parse_backend_kind(args.backend, "--backend");
   options.moe_path = parse_moe_path(args.moe_path, "--moe-path");
   options.pool = &pool;
-  auto model = Model::load(args.model, options);
+  options.parallel = args.parallel;
+  auto model = Model::load(args.model, options, ranks());
+  if (follow_rank0(*model)) return;  // the timings and the report are rank 0's
+  // Measured after loading, so that under mpirun the other ranks are waiting quietly by then.
+  const Bandwidth bw = measure_bandwidth(pool, args.bandwidth_mib << 20);
   const DecodeBytes bytes = decode_bytes_per_token(model->weights(), model->config());
-  const Timings t = time_model(*model, args, pool.size());
+  const Timings t = time_model(*model, args, pool.size(), ranks());
 
   const double prefill_tps = args.prompt_tokens / t.prefill_seconds;
   const double decode_tps = args.gen_tokens / t.decode_seconds;
@@ -192,6 +201,11 @@ void run_bench(const BenchArgs& args) {
       {"achieved_gbps", achieved_gbps},
       {"ratio_to_copy", achieved_gbps / bw.copy_gbps},
       {"ratio_to_read", achieved_gbps / bw.read_gbps},
+      {"parallel",
+       {{"mode", parallel_mode_name(model->plan().mode)},
+        {"ranks", model->plan().ranks},
+        {"mapped_bytes_by_rank", model->mapped_bytes_by_rank()},
+        {"decode_comm_seconds_per_token", t.decode_comm_seconds_per_token}}},
   };
   if (args.json) {
     std::printf("%s\n", out.dump(2).c_str());
@@ -219,6 +233,7 @@ void register_bench(CLI::App& app) {
   cmd->add_option("--backend", args->backend, "Kernels: cpu or reference")
       ->check(CLI::IsMember({"cpu", "reference"}));
   cmd->add_flag("--json", args->json, "Print the results as JSON");
+  add_parallel_flags(cmd, args->parallel);
   cmd->callback([args] { run_bench(*args); });
 }
 

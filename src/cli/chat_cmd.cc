@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/parallel_flags.h"
 #include "runtime/model_session.h"
 #include "runtime/text_model.h"
 #include "serve/parse_pipeline.h"
@@ -28,6 +29,7 @@ struct ChatArgs {
   size_t threads = 0;
   bool plain = false, quiet = false;
   SamplingOverrides sampling;
+  ParallelRequest parallel;
 };
 
 // Writes reasoning and answer pieces so that a reader can tell them apart.
@@ -71,7 +73,9 @@ void run_chat(const ChatArgs& args) {
   ModelOptions options;
   options.moe_path = parse_moe_path(args.moe_path, "--moe-path");
   options.threads = args.threads;
-  auto model = TextModel::load(args.model, options);
+  options.parallel = args.parallel;
+  auto model = TextModel::load(args.model, options, ranks());
+  if (follow_rank0(model->model())) return;  // the conversation is rank 0's
   if (args.context <= 0) fail("--context: must be > 0, got {}", args.context);
   if (args.max_tokens <= 0) fail("--max-tokens: must be > 0, got {}", args.max_tokens);
   SamplingOverrides overrides = args.sampling;
@@ -174,6 +178,7 @@ void register_chat(CLI::App& app) {
       ->capture_default_str();
   add_sampling_options(cmd, args->sampling);
   cmd->add_option("--threads", args->threads, "Worker threads (0 = all hardware threads)");
+  add_parallel_flags(cmd, args->parallel);
   cmd->add_option("--moe-path", args->moe_path, "MoE path: fast, or dequant (experts as bf16)")
       ->check(CLI::IsMember({"fast", "dequant"}));
   cmd->add_flag("--plain", args->plain, "Label reasoning with text even on a terminal");

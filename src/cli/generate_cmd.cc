@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/parallel_flags.h"
 #include "runtime/model_session.h"
 #include "runtime/text_model.h"
 
@@ -22,6 +23,7 @@ struct GenerateArgs {
   size_t threads = 0;
   std::vector<std::string> stop;
   SamplingOverrides sampling;
+  ParallelRequest parallel;
 };
 
 void print_stats(const GenerationResult& r) {
@@ -45,7 +47,9 @@ void run_generate(const GenerateArgs& args) {
   options.backend = parse_backend_kind(args.backend, "--backend");
   options.moe_path = parse_moe_path(args.moe_path, "--moe-path");
   options.threads = args.threads;
-  auto model = TextModel::load(args.model, options);
+  options.parallel = args.parallel;
+  auto model = TextModel::load(args.model, options, ranks());
+  if (follow_rank0(model->model())) return;  // the output is rank 0's
 
   std::string text = args.prompt;
   if (args.chat) {
@@ -117,6 +121,7 @@ void register_generate(CLI::App& app) {
   add_sampling_options(cmd, args->sampling);
   cmd->add_option("--context", args->context, "KV cache tokens (default: prompt + max tokens)");
   cmd->add_option("--threads", args->threads, "Worker threads (0 = all hardware threads)");
+  add_parallel_flags(cmd, args->parallel);
   cmd->add_option("--moe-path", args->moe_path, "MoE path: fast, or dequant (experts as bf16)")
       ->check(CLI::IsMember({"fast", "dequant"}));
   cmd->add_option("--backend", args->backend, "Kernels: cpu or reference")

@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/parallel_flags.h"
 #include "model/model.h"
 #include "model/npy.h"
 #include "text/bpe_tokenizer.h"
@@ -42,6 +43,7 @@ void register_logits(CLI::App& app) {
     std::string model, tokens, prompt, output, backend = "cpu", moe = "fast";
     bool all_positions = false, emulate_act_quant = false, dense_attention = false;
     size_t threads = 0;
+    ParallelRequest parallel;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("--model", args->model, "Checkpoint directory")->required();
@@ -59,6 +61,7 @@ void register_logits(CLI::App& app) {
   cmd->add_flag("--dense-attention", args->dense_attention,
                 "Attend densely on MSA layers (diagnostic)");
   cmd->add_option("--threads", args->threads, "Worker threads (0 = all hardware threads)");
+  add_parallel_flags(cmd, args->parallel);
   cmd->callback([args] {
     if (args->tokens.empty() == args->prompt.empty()) fail("logits: give --tokens or --prompt");
     std::vector<int32_t> ids =
@@ -72,13 +75,15 @@ void register_logits(CLI::App& app) {
     options.emulate_activation_quant = args->emulate_act_quant;
     options.dense_attention = args->dense_attention;
     options.threads = args->threads;
-    auto model = Model::load(args->model, options);
+    options.parallel = args->parallel;
+    auto model = Model::load(args->model, options, ranks());
+    if (follow_rank0(*model)) return;  // the output is rank 0's
     KvCache cache = model->new_cache(static_cast<int64_t>(ids.size()));
     std::vector<int32_t> positions(ids.size());
     for (size_t i = 0; i < ids.size(); ++i) positions[i] = static_cast<int32_t>(i);
     const LogitsFor which = args->all_positions ? LogitsFor::kAllTokens : LogitsFor::kLastToken;
     std::vector<float> logits = model->forward(ids, positions, cache, which);
-    const int64_t vocab = model->weights().lm_head.rows;
+    const int64_t vocab = model->weights().vocab_size;
     const int64_t rows = static_cast<int64_t>(logits.size()) / vocab;
     write_npy_f32(args->output, logits, {rows, vocab});
     std::printf("wrote logits [%lld, %lld] for %zu tokens to %s\n", static_cast<long long>(rows),

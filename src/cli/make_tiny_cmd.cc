@@ -77,8 +77,10 @@ void register_make_tiny(CLI::App& app) {
   cmd->add_option("--format", *format, "bf16, fp8-block, fp8-channel, mxfp4 or nvfp4");
   cmd->add_option("--seed", *seed, "Random seed (same seed, same bytes)");
   cmd->add_flag("--force", *force, "Replace an existing output directory");
-  cmd->add_option("--shape", *shape, "tiny (tests), or bench (M2 CPU benchmark shape, 2.48 B)")
-      ->check(CLI::IsMember({"tiny", "bench"}));
+  cmd->add_option("--shape", *shape,
+                  "tiny (tests), parallel (tiny, widened for 2-4 ranks), or bench (M2 CPU "
+                  "benchmark shape, 2.48 B)")
+      ->check(CLI::IsMember({"tiny", "parallel", "bench"}));
   cmd->callback([=] {
     const Arch a = *arch == "m2" ? Arch::kM2 : Arch::kM3;
     const bool bench = *shape == "bench";
@@ -95,9 +97,11 @@ void register_make_tiny(CLI::App& app) {
         fail("--shape bench: the tokenizer has {} tokens, more than {}", vocab, kBenchVocab);
       // Embedding rows, padded as real models pad (the benchmark shape to its full vocabulary).
       const int padded_vocab = bench ? kBenchVocab : (vocab + 63) / 64 * 64;
-      const ModelConfig config = parse_model_config(
-          bench ? bench_config_json(padded_vocab) : tiny_config_json(a, padded_vocab),
-          bench ? "bench config" : "tiny config");
+      const ModelConfig config =
+          parse_model_config(bench                  ? bench_config_json(padded_vocab)
+                             : *shape == "parallel" ? parallel_config_json(a, padded_vocab)
+                                                    : tiny_config_json(a, padded_vocab),
+                             *shape + " config");
       write_tiny_weights(config, out.path(), *seed);
       nlohmann::ordered_json generation = {
           {"bos_token_id", *BpeTokenizer::from_file(out.file("tokenizer.json")).token_id("]~b]")},

@@ -17,6 +17,7 @@
 #include "base/log.h"
 #include "checkpoint/arch/architecture.h"
 #include "cli/commands.h"
+#include "cli/parallel_flags.h"
 #include "model/kv_cache.h"
 #include "runtime/engine.h"
 #include "runtime/text_model.h"
@@ -37,6 +38,7 @@ struct ServeArgs {
   double shutdown_timeout = 30;
   size_t threads = 0, http_threads = 64;
   bool no_prefix_caching = false;
+  ParallelRequest parallel;
 };
 
 // "1GiB", "512MiB", "300MB", "1000000" → bytes.
@@ -186,10 +188,12 @@ void run_serve(const ServeArgs& args) {
   model_options.backend = parse_backend_kind(args.backend, "--backend");
   model_options.moe_path = parse_moe_path(args.moe_path, "--moe-path");
   model_options.threads = args.threads;
+  model_options.parallel = args.parallel;
   std::string api_key = args.api_key;
   if (api_key.empty())
     if (const char* env = std::getenv("MINIMAX_API_KEY")) api_key = env;
-  std::unique_ptr<TextModel> model = TextModel::load(args.model, model_options);
+  std::unique_ptr<TextModel> model = TextModel::load(args.model, model_options, ranks());
+  if (follow_rank0(model->model())) return;  // HTTP and scheduling are rank 0's
   if (!args.chat_template.empty())
     model->set_chat_template(read_text_file(args.chat_template, "--chat-template"),
                              args.chat_template);
@@ -293,6 +297,7 @@ void register_serve(CLI::App& app) {
                   "Seconds open requests may take after SIGTERM/SIGINT before their connections "
                   "are dropped (default 30)");
   cmd->add_option("--threads", args->threads, "Compute threads (0 = all hardware threads)");
+  add_parallel_flags(cmd, args->parallel);
   cmd->add_option("--http-threads", args->http_threads, "Connections served at once (default 64)");
   cmd->add_option("--moe-path", args->moe_path, "MoE path: fast, or dequant (experts as bf16)");
   cmd->add_option("--backend", args->backend, "Kernel backend (cpu)");

@@ -155,6 +155,8 @@ const KernelOps& reference_ops() {
     t.linear = reference::linear;
     t.embedding = reference::embedding;
     t.rms_norm = reference::rms_norm;
+    t.sum_squares = reference::sum_squares;
+    t.rms_norm_from_sums = reference::rms_norm_from_sums;
     t.rope = reference::rope;
     t.attention = reference::attention;
     t.select_blocks = reference::select_blocks;
@@ -180,6 +182,8 @@ void for_each_op(KernelOps& t, const KernelOps& ref, Fn&& fn) {
   fn("linear", t.linear, ref.linear);
   fn("embedding", t.embedding, ref.embedding);
   fn("rms_norm", t.rms_norm, ref.rms_norm);
+  fn("sum_squares", t.sum_squares, ref.sum_squares);
+  fn("rms_norm_from_sums", t.rms_norm_from_sums, ref.rms_norm_from_sums);
   fn("rope", t.rope, ref.rope);
   fn("attention", t.attention, ref.attention);
   fn("select_blocks", t.select_blocks, ref.select_blocks);

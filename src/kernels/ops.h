@@ -32,6 +32,14 @@ using EmbeddingFn = void (*)(const WeightView& table, const int32_t* tokens, int
 // (M3: rows = T·heads, dim = head_dim, one weight shared by every head).
 using RmsNormFn = void (*)(const float* x, int64_t rows, int64_t dim, const float* weight,
                            float eps, bool add_one, float* out, ThreadPool* pool);
+// The two halves of rms_norm for a row split across ranks (M2's cross-head QK norm under tensor
+// parallelism): sum_squares writes out[r] = Σ_i x[r, i]² of this rank's `dim` values; after the
+// caller sums those over ranks, rms_norm_from_sums normalises with mean = sum_sq[r] / full_dim
+// (`out` may equal `x`; weight: this rank's [dim] share).
+using SumSquaresFn = void (*)(const float* x, int64_t rows, int64_t dim, float* out);
+using RmsNormFromSumsFn = void (*)(const float* x, int64_t rows, int64_t dim, const float* sum_sq,
+                                   int64_t full_dim, const float* weight, float eps, bool add_one,
+                                   float* out);
 
 struct RopeParams {
   int num_heads = 0;   // heads per token row of `x`
@@ -96,6 +104,10 @@ struct AttentionArgs {
   // query heads of KV group g only see slots in the blocks selected for (t, g). Null = dense.
   const int32_t* block_ids = nullptr;
   int max_blocks = 0, block_size = 0;
+  // When block_ids holds more KV groups per token than this call's heads read (a rank holding
+  // some KV heads under tensor parallelism): block_groups per token row (0 = num_kv_heads), this
+  // call's group g at row entry block_group_begin + g.
+  int block_groups = 0, block_group_begin = 0;
   // Optional paged cache: when set, slot s is at row page_table[s / page_size]·page_size +
   // s % page_size of k_cache / v_cache (the offsets above apply to rows); null = row s. Block ids
   // stay logical (slot / block_size).
@@ -193,6 +205,10 @@ struct MoeArgs {
   ActQuant down_input_quant;      // applied to the activation output before the down projection
   bool bf16_activations = false;  // the dequant path: every expert activation rounded to bf16
   float* y = nullptr;             // out: [T, hidden] = Σ_j weight[t,j] · expert_{id[t,j]}(x[t])
+  // The experts this call runs (expert parallelism: the ones this rank holds): slots whose id is
+  // outside [expert_begin, expert_end) contribute nothing; their entries of `experts` are not
+  // read. expert_end < 0 means num_experts.
+  int expert_begin = 0, expert_end = -1;
 };
 // Grouped MoE: the tokens routed to each expert are gathered, each expert runs once over its
 // tokens (gate and up over x, activation, down), and the results are scattered back, scaled by
@@ -213,6 +229,8 @@ struct KernelOps {
   LinearFn linear = nullptr;
   EmbeddingFn embedding = nullptr;
   RmsNormFn rms_norm = nullptr;
+  SumSquaresFn sum_squares = nullptr;
+  RmsNormFromSumsFn rms_norm_from_sums = nullptr;
   RopeFn rope = nullptr;
   AttentionFn attention = nullptr;
   BlockSelectFn select_blocks = nullptr;

@@ -88,6 +88,29 @@ int64_t weight_scale_stride(const WeightView& w) {
   return 0;
 }
 
+namespace {
+uint64_t ceil_div_u(int64_t a, int64_t b) { return static_cast<uint64_t>((a + b - 1) / b); }
+}  // namespace
+
+uint64_t weight_view_bytes(const WeightView& w) {
+  const auto rows = static_cast<uint64_t>(w.rows);
+  const uint64_t codes = rows * static_cast<uint64_t>(weight_row_bytes(w));
+  switch (w.format) {
+    case WeightFormat::kF32:
+    case WeightFormat::kBF16:
+      return codes;
+    case WeightFormat::kFp8Block:  // f32 per block_rows × block_cols tile
+      return codes + 4 * ceil_div_u(w.rows, w.block_rows) * ceil_div_u(w.cols, w.block_cols);
+    case WeightFormat::kFp8Channel:  // f32 per row
+      return codes + 4 * rows;
+    case WeightFormat::kMxfp4:  // e8m0 per 32 weights
+      return codes + rows * ceil_div_u(w.cols, 32);
+    case WeightFormat::kNvfp4:  // e4m3 per 16 weights, one f32 global scale
+      return codes + rows * ceil_div_u(w.cols, 16) + 4;
+  }
+  return 0;
+}
+
 WeightView slice_rows(const WeightView& w, int64_t begin, int64_t count, std::string_view what) {
   if (begin < 0 || count <= 0 || begin + count > w.rows)
     fail("{}: rows [{}, {}) are outside the {} weight's {} rows", what, begin, begin + count,

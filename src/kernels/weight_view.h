@@ -49,6 +49,9 @@ int64_t weight_data_stride(const WeightView& w);
 // the unscaled formats): scale_stride, or the dense width.
 int64_t weight_scale_stride(const WeightView& w);
 
+// Bytes of the weight's codes plus its scales (what reading the whole view reads).
+uint64_t weight_view_bytes(const WeightView& w);
+
 // Rows [begin, begin + count) of `w`, the same bytes. For kFp8Block `begin` must be a multiple of
 // the tile height. Error naming `what` otherwise or when out of range.
 WeightView slice_rows(const WeightView& w, int64_t begin, int64_t count,

@@ -28,7 +28,32 @@ void gated_ffn(const ForwardContext& ctx, const FfnWeights& f, const float* xn, 
   project(ctx, f.down, gate, T, out);
 }
 
+// Everything of a MoE call but its tokens.
+MoeArgs moe_args(const ForwardContext& ctx, const MoeWeights& m, bool quantized) {
+  const ModelConfig& c = ctx.config;
+  MoeArgs args;
+  args.experts = m.experts.data();
+  args.num_experts = c.num_experts;
+  args.hidden = c.hidden_size;
+  args.inter = c.intermediate_size;
+  args.top_k = c.experts_per_tok;
+  args.act = glu_params(c);
+  if (quantized) args.down_input_quant = ctx.act_quant.moe_down_input;
+  args.bf16_activations = ctx.bf16_experts;
+  if (ctx.plan.expert_parallel()) {  // only the experts this rank holds
+    args.expert_begin = ctx.plan.expert_begin;
+    args.expert_end = ctx.plan.expert_end;
+  }
+  return args;
+}
+
 }  // namespace
+
+void idle_moe_layer(const ForwardContext& ctx, const LayerWeights& w) {
+  const MoeWeights& m = w.moe_weights;
+  const ExpertWeights& held = m.experts[ctx.plan.expert_begin];
+  moe_exchange(ctx, moe_args(ctx, m, is_quantized_format(held.gate.format)));
+}
 
 void project(const ForwardContext& ctx, const WeightView& w, const float* x, int64_t T, float* y) {
   const ActQuant& q = ctx.act_quant.linear_input;
@@ -71,28 +96,24 @@ void ffn_block(const ForwardContext& ctx, const LayerWeights& w, const float* xn
 
   // The routed experts' input, FP8-quantized once for all of them when emulating.
   const float* x_in = xn;
-  const bool quantized = is_quantized_format(m.experts[0].gate.format);
+  // Judged by an expert this rank holds (under expert parallelism the others are empty).
+  const bool quantized = is_quantized_format(m.experts[ctx.plan.expert_begin].gate.format);
   if (quantized && ctx.act_quant.linear_input.kind != ActQuantKind::kNone) {
     float* xq = ctx.ws.take<float>(T * H);
     ctx.ops.copy(xq, xn, T * H);
     ctx.ops.quantize_activations(xq, T, H, ctx.act_quant.linear_input);
     x_in = xq;
   }
-  MoeArgs args;
-  args.experts = m.experts.data();
-  args.num_experts = c.num_experts;
-  args.hidden = H;
-  args.inter = c.intermediate_size;
+  MoeArgs args = moe_args(ctx, m, quantized);
   args.x = x_in;
   args.T = T;
   args.expert_ids = ids;
   args.expert_weights = weights;
-  args.top_k = k;
-  args.act = glu_params(c);
-  if (quantized) args.down_input_quant = ctx.act_quant.moe_down_input;
-  args.bf16_activations = ctx.bf16_experts;
   args.y = out;
-  ctx.ops.moe(args, ctx.pool);
+  if (ctx.plan.data_parallel())
+    moe_exchange(ctx, args);
+  else
+    ctx.ops.moe(args, ctx.pool);
 
   if (m.has_shared) {  // a plain sum: no gate, no scaling
     float* shared = ctx.ws.take<float>(T * H);

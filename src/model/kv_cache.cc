@@ -29,6 +29,15 @@ KvBlockPool::KvBlockPool(Backend& backend, const ModelConfig& config, int64_t nu
   }
 }
 
+KvBlockPool::~KvBlockPool() {
+  if (on_release_) on_release_();
+}
+
+void KvBlockPool::link(int64_t id, std::function<void()> on_release) {
+  link_id_ = id;
+  on_release_ = std::move(on_release);
+}
+
 int64_t KvBlockPool::bytes_per_block(const ModelConfig& config, int64_t block_size, KvDtype dtype) {
   const int64_t kv_width = int64_t(config.num_kv_heads) * config.head_dim;
   const int64_t index_width = config.sparse.enabled ? config.sparse.index_dim : 0;

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -25,8 +26,15 @@ class KvBlockPool {
   // parameter; the host kernels implement f32 today and throw naming the op for the others.
   KvBlockPool(Backend& backend, const ModelConfig& config, int64_t num_blocks, int64_t block_size,
               KvDtype dtype = KvDtype::kF32);
+  ~KvBlockPool();
   KvBlockPool(const KvBlockPool&) = delete;
   KvBlockPool& operator=(const KvBlockPool&) = delete;
+
+  // Under several ranks every rank holds a pool of the same geometry (model.h); `id` names it in
+  // the steps rank 0 sends, and `on_release` runs when this pool is destroyed (the other ranks
+  // free theirs).
+  void link(int64_t id, std::function<void()> on_release);
+  int64_t link_id() const { return link_id_; }  // -1 when not linked
 
   // Bytes one block takes over all layers (K, V and the MSA index keys).
   static int64_t bytes_per_block(const ModelConfig& config, int64_t block_size,
@@ -48,6 +56,8 @@ class KvBlockPool {
   int64_t num_blocks_ = 0, block_size_ = 0, kv_width_ = 0, index_width_ = 0;
   KvDtype dtype_ = KvDtype::kF32;
   std::vector<DeviceBuffer> k_, v_, index_k_;
+  int64_t link_id_ = -1;
+  std::function<void()> on_release_;
 };
 
 class KvCache {

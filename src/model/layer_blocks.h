@@ -9,13 +9,15 @@
 #include "model/activation_quant.h"
 #include "model/kv_cache.h"
 #include "model/model_weights.h"
+#include "parallel/communicator.h"
+#include "parallel/parallel_mode.h"
 
 namespace minimax {
 
 // What the blocks of one step share. Every pointer is backend memory; the blocks take their
 // buffers from `ws` inside a WorkspaceScope, so each layer reuses the same memory.
 struct ForwardContext {
-  const ModelConfig& config;
+  const ModelConfig& config;  // this rank's share (parallel/parallel_mode.h local_model_config)
   const KernelOps& ops;
   Workspace& ws;
   ThreadPool* pool;
@@ -25,6 +27,9 @@ struct ForwardContext {
   const int32_t* positions;
   int64_t T;
   const int32_t* page_table;  // the sequence's block table (attention only; null for the batch)
+  const ParallelPlan& plan;
+  const Communicator* comm;        // null in a single process
+  const ModelConfig& full_config;  // the whole model's sizes (the cross-rank QK norm's widths)
 };
 
 // y[T, w.rows] = W·x, feeding W's kernel FP8-quantized activations when the plan asks for it and
@@ -47,6 +52,16 @@ void attention_block(const ForwardContext& ctx, const LayerWeights& w, int layer
                      KvCache& cache, float* out);
 
 // out[T, hidden] = the dense FFN or the MoE (routed sum · routed_scale, plus the shared expert).
+// Under tensor parallelism `out` is this rank's partial sum (the caller all-reduces); under DP_EP
+// the routed experts run wherever they are held (moe_exchange).
 void ffn_block(const ForwardContext& ctx, const LayerWeights& w, const float* xn, float* out);
+
+// DP_EP's routed experts: this rank's T tokens (`args.x`, routed by `args.expert_ids` and
+// `args.expert_weights`) are sent to the ranks holding their experts, which run them and send the
+// results back; args.y ← the sum. Every rank calls it for every MoE layer, with T = 0 when it has
+// no tokens this step, since the others may still send it theirs.
+void moe_exchange(const ForwardContext& ctx, const MoeArgs& args);
+// A MoE layer on a DP_EP rank with no tokens this step: its part of the exchange.
+void idle_moe_layer(const ForwardContext& ctx, const LayerWeights& w);
 
 }  // namespace minimax

@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "model/layer_blocks.h"
+#include "model/rank_link.h"
 
 namespace minimax {
 
@@ -44,13 +45,24 @@ Model::Model(ModelConfig config, QuantConfig quant, std::unique_ptr<TensorStore>
       quant_(std::move(quant)),
       store_(std::move(store)),
       options_(options),
-      comm_(comm),
+      comm_(comm != nullptr && comm->size() > 1 ? comm : nullptr),
       backend_(options.make_backend         ? options.make_backend()
                : options.kernels != nullptr ? create_host_backend(*options.kernels)
-                                            : create_backend(options.backend)) {
-  if (comm_ != nullptr && comm_->size() > 1)
-    fail("model: {} processes given, but sharded (TP/EP/DP) execution is not implemented yet",
-         comm_->size());
+                                            : create_backend(options.backend)),
+      link_(std::make_shared<Link>()) {
+  // The layout and the ranks' sameness are settled before any weight is read.
+  plan_ = make_parallel_plan(options_.parallel, comm_ ? comm_->size() : 1,
+                             comm_ ? comm_->rank() : 0, config_);
+  local_config_ = local_model_config(config_, plan_);
+  link_->comm = comm_;
+  if (comm_ != nullptr) {
+    if (!backend_->host_memory())
+      fail(
+          "model: the '{}' backend keeps activations off the host, and the MPI transport between "
+          "ranks works on host memory (use the cpu backend)",
+          backend_->name());
+    check_same_model_on_every_rank(*comm_, *store_, options_.parallel);
+  }
   pool_ = options_.pool;
   if (pool_ == nullptr) {
     own_pool_ = std::make_unique<ThreadPool>(options_.threads);
@@ -59,23 +71,42 @@ Model::Model(ModelConfig config, QuantConfig quant, std::unique_ptr<TensorStore>
   act_quant_ = plan_activation_quant(config_, quant_, options_.emulate_activation_quant);
   LoadOptions load;
   load.dequant_experts = options_.moe_path == MoePath::kDequant;
+  load.plan = plan_;
   weights_ = load_model_weights(*store_, config_, quant_, load);
   options_.pool = pool_;
-  log_info("{}: {} {} model, {} layers, kernels '{}', MoE path {}", store_->dir(),
-           config_.architecture, quant_scheme_name(quant_.scheme), config_.num_layers,
-           backend_->name(), moe_path_name(options_.moe_path));
+  mapped_by_rank_.assign(comm_ ? comm_->size() : 1, 0);
+  if (comm_ != nullptr)
+    comm_->allgather(&weights_.mapped_bytes, sizeof(uint64_t), mapped_by_rank_.data());
+  else
+    mapped_by_rank_[0] = weights_.mapped_bytes;
+  if (!is_follower())
+    log_info("{}: {} {} model, {} layers, kernels '{}', MoE path {}{}", store_->dir(),
+             config_.architecture, quant_scheme_name(quant_.scheme), config_.num_layers,
+             backend_->name(), moe_path_name(options_.moe_path),
+             comm_
+                 ? fmt::format(", {} over {} ranks", parallel_mode_name(plan_.mode), comm_->size())
+                 : std::string());
 }
 
-Model::~Model() = default;
+Model::~Model() {
+  // Rank 0 ends the other ranks' follow(); pools that outlive the model no longer send anything.
+  std::lock_guard<std::mutex> lock(link_->mutex);
+  if (comm_ != nullptr && !is_follower() && link_->open) {
+    RankHeader stop;
+    stop.command = static_cast<uint32_t>(RankCommand::kStop);
+    link_->send(stop);
+  }
+  link_->open = false;
+}
 
 KvCache Model::new_cache(int64_t capacity, KvDtype dtype) const {
   if (capacity <= 0) fail("KV cache: capacity must be positive, got {}", capacity);
-  return KvCache(std::make_unique<KvBlockPool>(*backend_, config_, 1, capacity, dtype));
+  return KvCache(make_pool(1, capacity, dtype));
 }
 
 std::unique_ptr<KvBlockPool> Model::new_kv_pool(int64_t num_blocks, int64_t block_size,
                                                 KvDtype dtype) const {
-  return std::make_unique<KvBlockPool>(*backend_, config_, num_blocks, block_size, dtype);
+  return make_pool(num_blocks, block_size, dtype);
 }
 
 std::vector<float> Model::forward(std::span<const int32_t> tokens,
@@ -124,13 +155,26 @@ std::vector<float> Model::run_batch(std::span<const BatchSequence> batch, bool s
     total += static_cast<int64_t>(s.tokens.size());
   }
   // Every check passed: only now does any cache change.
-  std::lock_guard<std::mutex> lock(step_mutex_);
+  std::lock_guard<std::mutex> lock(link_->mutex);
   for (const BatchSequence& s : batch)
     s.cache->mark_filled(s.positions.data(), static_cast<int64_t>(s.positions.size()));
-  return run_layers(batch, total);
+  if (comm_ == nullptr) return run_layers(batch);
+  // Under DP_EP a sequence's KV lives on one rank: the one its pool and first block name.
+  // Sequences sharing a prefix share their first block, so they meet on the same rank.
+  std::vector<int32_t> dp_rank(batch.size(), 0);
+  if (plan_.data_parallel())
+    for (size_t i = 0; i < batch.size(); ++i)
+      dp_rank[i] = static_cast<int32_t>(
+          (batch[i].cache->pool().link_id() + batch[i].cache->block_table().at(0)) % plan_.ranks);
+  send_step(batch, dp_rank);
+  try {
+    return run_step(batch, dp_rank);
+  } catch (const std::exception& e) {
+    comm_->abort(e.what());  // the other ranks are mid-step: nobody can continue
+  }
 }
 
-std::vector<float> Model::run_layers(std::span<const BatchSequence> batch, int64_t total) {
+std::vector<float> Model::run_layers(std::span<const BatchSequence> batch) {
   const int64_t H = config_.hidden_size;
   const float eps = static_cast<float>(config_.rms_norm_eps);
   const bool gemma = config_.use_gemma_norm;
@@ -139,6 +183,8 @@ std::vector<float> Model::run_layers(std::span<const BatchSequence> batch, int64
   const KernelOps& ops = backend.ops();
   Workspace& ws = backend.workspace();
   ws.begin_step();
+  int64_t total = 0;
+  for (const BatchSequence& s : batch) total += static_cast<int64_t>(s.tokens.size());
 
   // The batch's tokens end to end on the host (sequence i's rows start at offset i), and the rows
   // whose logits are wanted, in batch order; then all of it uploaded once.
@@ -161,7 +207,7 @@ std::vector<float> Model::run_layers(std::span<const BatchSequence> batch, int64
   const int64_t out_rows = static_cast<int64_t>(step_logit_rows_.size());
 
   auto context = [&](const int32_t* pos, int64_t T, const int32_t* page_table) {
-    return ForwardContext{config_,
+    return ForwardContext{local_config_,
                           ops,
                           ws,
                           pool_,
@@ -170,9 +216,18 @@ std::vector<float> Model::run_layers(std::span<const BatchSequence> batch, int64
                           options_.moe_path == MoePath::kDequant,
                           pos,
                           T,
-                          page_table};
+                          page_table,
+                          plan_,
+                          comm_,
+                          config_};
   };
   const ForwardContext all = context(positions, total, nullptr);
+  if (total == 0) {
+    // A DP_EP rank without sequences this step still serves its experts to the others.
+    for (int l = 0; l < config_.num_layers; ++l)
+      if (weights_.layers[l].moe) idle_moe_layer(all, weights_.layers[l]);
+    return {};
+  }
   std::vector<ForwardContext> per_sequence;
   per_sequence.reserve(n);
   for (size_t i = 0; i < n; ++i) {
@@ -180,6 +235,10 @@ std::vector<float> Model::run_layers(std::span<const BatchSequence> batch, int64
     per_sequence.push_back(
         context(positions + step_offsets_[i], step_offsets_[i + 1] - step_offsets_[i], table));
   }
+  // Under tensor parallelism the attention and FFN outputs are this rank's partial sums.
+  auto sum_over_ranks = [&](float* x) {
+    if (plan_.tensor_parallel()) comm_->allreduce_sum(x, static_cast<size_t>(total * H));
+  };
 
   float* h = ws.take<float>(total * H);
   float* xn = ws.take<float>(total * H);
@@ -192,9 +251,11 @@ std::vector<float> Model::run_layers(std::span<const BatchSequence> batch, int64
     for (size_t i = 0; i < n; ++i)
       attention_block(per_sequence[i], w, l, xn + step_offsets_[i] * H, *batch[i].cache,
                       delta + step_offsets_[i] * H);
+    sum_over_ranks(delta);
     ops.add(h, delta, total * H, pool_);
     ops.rms_norm(h, total, H, w.post_norm.data(), eps, gemma, xn, pool_);
     ffn_block(all, w, xn, delta);
+    sum_over_ranks(delta);
     ops.add(h, delta, total * H, pool_);
   }
   // The rows that want logits through the final norm and lm_head together.

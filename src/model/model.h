@@ -2,12 +2,13 @@
 // owns, and the forward pass (M2 and M3 written once; the architecture differences are data in
 // ModelConfig). The forward pass runs entirely through the backend: inputs are uploaded to its
 // workspace, every computation and copy on activations is one of its ops, and only the logits come
-// back. Single process for now; a Communicator of size > 1 is refused until src/parallel provides
-// the sharded execution.
+// back. Over several ranks (a Communicator of size > 1, docs/parallel.md) each rank holds its
+// share of the weights; rank 0 drives, and the others follow every step it takes.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -23,6 +24,7 @@
 #include "model/kv_cache.h"
 #include "model/model_weights.h"
 #include "parallel/communicator.h"
+#include "parallel/parallel_mode.h"
 
 namespace minimax {
 
@@ -47,6 +49,9 @@ struct ModelOptions {
   const KernelOps* kernels = nullptr;
   // A backend to use instead of both (tests: e.g. one whose memory the host may not touch).
   std::function<std::unique_ptr<Backend>()> make_backend;
+  // How the ranks of the communicator divide the model (--tensor-parallel-size and friends);
+  // T × D must equal the number of ranks.
+  ParallelRequest parallel;
 };
 
 enum class LogitsFor : uint8_t { kLastToken, kAllTokens };
@@ -62,7 +67,10 @@ struct BatchSequence {
 class Model {
  public:
   // Opens checkpoint directory `dir` (config.json, quantization config, shards), checks that the
-  // architecture has a record (checkpoint/arch/architecture.h), and loads the weights.
+  // architecture has a record (checkpoint/arch/architecture.h), and loads the weights. With a
+  // communicator of several ranks every rank calls it; the layout (options.parallel) and the
+  // sameness of binary, config and tensor table on every rank are checked before any weight is
+  // read, and each rank then reads only its share.
   static std::unique_ptr<Model> load(const std::string& dir, const ModelOptions& options = {},
                                      const Communicator* comm = nullptr);
 
@@ -78,6 +86,15 @@ class Model {
   const KernelOps& ops() const { return backend_->ops(); }
   Backend& backend() const { return *backend_; }
   const ModelOptions& options() const { return options_; }
+  const ParallelPlan& plan() const { return plan_; }
+  // The checkpoint bytes each rank's weights read, by rank (one entry in a single process).
+  const std::vector<uint64_t>& mapped_bytes_by_rank() const { return mapped_by_rank_; }
+
+  // Ranks other than 0 of a parallel group: rank 0's callers use the model as in one process,
+  // and every step and every KV pool it creates or frees is sent to the others, which call
+  // follow() after loading. follow() runs what arrives until rank 0's model is destroyed.
+  bool is_follower() const { return plan_.rank != 0; }
+  void follow();
 
   // A single-sequence cache of `capacity` slots in the backend's memory (Error if not positive).
   KvCache new_cache(int64_t capacity, KvDtype dtype = KvDtype::kF32) const;
@@ -103,23 +120,40 @@ class Model {
 
  private:
   // forward / forward_batch: checks (errors say "forward" when `single`, else the batch index),
-  // then run_layers over the checked batch of `total` tokens.
+  // then the step on every rank.
   std::vector<float> run_batch(std::span<const BatchSequence> batch, bool single);
-  std::vector<float> run_layers(std::span<const BatchSequence> batch, int64_t total);
+  // One step on this rank: the whole batch under TP (logits gathered), this rank's sequences
+  // under DP_EP (`dp_rank[i]` says whose; logits collected at rank 0). Every rank calls it.
+  std::vector<float> run_step(std::span<const BatchSequence> batch,
+                              std::span<const int32_t> dp_rank);
+  // The layers over `batch` (empty only on a DP_EP rank with nothing to do this step): this
+  // rank's logit rows, of its vocabulary share.
+  std::vector<float> run_layers(std::span<const BatchSequence> batch);
+  // Rank 0: tells the other ranks about a step, a new pool, a freed pool or the end (rank_link.cc).
+  void send_step(std::span<const BatchSequence> batch, std::span<const int32_t> dp_rank);
+  std::unique_ptr<KvBlockPool> make_pool(int64_t num_blocks, int64_t block_size,
+                                         KvDtype dtype) const;
 
   ModelConfig config_;
   QuantConfig quant_;
   std::unique_ptr<TensorStore> store_;  // the mapping every view points into
   ModelOptions options_;
-  const Communicator* comm_ = nullptr;
+  const Communicator* comm_ = nullptr;  // null unless there are several ranks
+  ParallelPlan plan_;
+  ModelConfig local_config_;  // this rank's heads and widths
   std::unique_ptr<Backend> backend_;
   std::unique_ptr<ThreadPool> own_pool_;
   ThreadPool* pool_ = nullptr;
   ActivationQuantPlan act_quant_;
   ModelWeights weights_;
   // One step at a time runs on the backend (its workspace is per step): forward calls from
-  // several threads (the engine loop and a test's own generator) are serialized.
-  std::mutex step_mutex_;
+  // several threads (the engine loop and a test's own generator) are serialized. Under several
+  // ranks the same lock orders everything rank 0 sends; pools freed after the model is gone
+  // find it closed (rank_link.cc).
+  struct Link;
+  std::shared_ptr<Link> link_;
+  std::map<int64_t, std::unique_ptr<KvBlockPool>> follower_pools_;  // ranks > 0: rank 0's pools
+  std::vector<uint64_t> mapped_by_rank_;
   // Host staging of one step's inputs, kept so that steps do not allocate.
   std::vector<int32_t> step_tokens_, step_positions_, step_logit_rows_;
   std::vector<int64_t> step_offsets_;

@@ -1,11 +1,13 @@
 // The model's weights from the canonical tensor table: each entry is looked up by its id and read
-// once; no tensor name is spelled here.
+// once; no tensor name is spelled here. Under a parallel plan each weight is cut to this rank's
+// share by the table's split rule, and routed experts of other ranks are never opened.
 #include "model/model_weights.h"
 
 #include "base/error.h"
 #include "base/log.h"
 #include "checkpoint/tensor_table.h"
 #include "model/weight_loader.h"
+#include "model/weight_shard.h"
 
 namespace minimax {
 
@@ -17,24 +19,70 @@ class ModelLoader {
               const LoadOptions& options, ModelWeights& out)
       : config_(config),
         options_(options),
+        plan_(options.plan),
         out_(out),
         loader_(store, quant, &out.owned),
+        sharder_(&out.owned),
         table_(config) {}
 
   void load() {
-    out_.embedding = loader_.matrix(table_.at({TensorKey::kEmbedding}));
+    out_.embedding = keep(loader_.matrix(table_.at({TensorKey::kEmbedding})));
     for (int l = 0; l < config_.num_layers; ++l) out_.layers.push_back(layer(l));
-    out_.final_norm = loader_.vector(table_.at({TensorKey::kFinalNorm}));
-    out_.lm_head = config_.tie_word_embeddings ? out_.embedding
-                                               : loader_.linear(table_.at({TensorKey::kLmHead}));
-    out_.mapped_bytes = loader_.mapped_bytes();
+    out_.final_norm = vector(TensorKey::kFinalNorm, -1);
+    out_.vocab_size = config_.vocab_size;
+    const TensorSpec& head = table_.at({TensorKey::kLmHead});
+    const WeightView whole_head =
+        config_.tie_word_embeddings ? out_.embedding : loader_.linear(head);
+    // By vocabulary rows when they divide (the ranks' logits are gathered); else every rank
+    // computes all of them.
+    if (plan_.split_of(head.split) == Split::kRows && whole_head.rows % plan_.ranks == 0) {
+      out_.lm_head = sharder_.row_share(whole_head, plan_.rank, plan_.ranks, head.name);
+      out_.vocab_begin = plan_.rank * out_.lm_head.rows;
+    } else {
+      out_.lm_head = whole_head;
+    }
+    if (!config_.tie_word_embeddings) keep(out_.lm_head);
   }
 
  private:
-  WeightView linear(TensorKey key, int l, int expert = -1) {
-    return loader_.linear(table_.at({key, l, expert}));
+  // Counts the bytes a kept view reads.
+  WeightView keep(const WeightView& w) {
+    out_.mapped_bytes += weight_view_bytes(w);
+    return w;
   }
-  std::vector<float> vector(TensorKey key, int l) { return loader_.vector(table_.at({key, l})); }
+
+  // A linear weight cut by its split rule in this mode (attention has its own cuts below).
+  WeightView linear(TensorKey key, int l, int expert = -1) {
+    const TensorSpec& spec = table_.at({key, l, expert});
+    const WeightView w = loader_.linear(spec);
+    switch (plan_.split_of(spec.split)) {
+      case Split::kRows:
+        return keep(sharder_.row_share(w, plan_.rank, plan_.ranks, spec.name));
+      case Split::kCols:
+        return keep(sharder_.col_share(w, plan_.rank, plan_.ranks, spec.name));
+      case Split::kReplicated:
+      case Split::kExpert:
+        break;
+    }
+    return keep(w);
+  }
+
+  std::vector<float> vector(TensorKey key, int l) {
+    std::vector<float> v = loader_.vector(table_.at({key, l}));
+    out_.mapped_bytes += v.size() * sizeof(float);
+    return v;
+  }
+
+  // Rows [first·head_dim, (first + count)·head_dim) of a head-major weight or vector.
+  WeightView head_rows(TensorKey key, int l, int first, int count) {
+    const TensorSpec& spec = table_.at({key, l});
+    const int64_t hd = config_.head_dim;
+    return keep(sharder_.rows(loader_.linear(spec), first * hd, count * hd, spec.name));
+  }
+  std::vector<float> head_part(const std::vector<float>& v, int first, int count) {
+    const int64_t hd = config_.head_dim;
+    return {v.begin() + first * hd, v.begin() + (first + count) * hd};
+  }
 
   FfnWeights ffn(TensorKey gate, TensorKey up, TensorKey down, int l, bool dequant) {
     FfnWeights f{linear(gate, l), linear(up, l), linear(down, l)};
@@ -45,6 +93,33 @@ class ModelLoader {
     return is_quantized_format(w.format) ? loader_.decoded_bf16(w) : w;
   }
 
+  void attention(int l, AttentionWeights& a) {
+    using K = TensorKey;
+    if (plan_.tensor_parallel()) {
+      // This rank's query heads, the KV heads they read, and o_proj's matching input columns.
+      a.q = head_rows(K::kQProj, l, plan_.head_begin, plan_.heads);
+      a.k = head_rows(K::kKProj, l, plan_.kv_head_begin, plan_.kv_heads);
+      a.v = head_rows(K::kVProj, l, plan_.kv_head_begin, plan_.kv_heads);
+      const TensorSpec& o = table_.at({K::kOProj, l});
+      const int64_t hd = config_.head_dim;
+      a.o = keep(sharder_.cols(loader_.linear(o), plan_.head_begin * hd, plan_.heads * hd, o.name));
+    } else {
+      a.q = linear(K::kQProj, l);
+      a.k = linear(K::kKProj, l);
+      a.v = linear(K::kVProj, l);
+      a.o = linear(K::kOProj, l);
+    }
+    if (config_.use_qk_norm) {
+      a.q_norm = vector(K::kQNorm, l);
+      a.k_norm = vector(K::kKNorm, l);
+      // M2's weight has one entry per element of the whole projection: the rank's heads' part.
+      if (plan_.tensor_parallel() && config_.qk_norm == QkNormKind::kPerLayer) {
+        a.q_norm = head_part(a.q_norm, plan_.head_begin, plan_.heads);
+        a.k_norm = head_part(a.k_norm, plan_.kv_head_begin, plan_.kv_heads);
+      }
+    }
+  }
+
   LayerWeights layer(int l) {
     using K = TensorKey;
     LayerWeights w;
@@ -53,14 +128,7 @@ class ModelLoader {
     w.input_norm = vector(K::kInputNorm, l);
     w.post_norm = vector(K::kPostNorm, l);
     AttentionWeights& a = w.attn;
-    a.q = linear(K::kQProj, l);
-    a.k = linear(K::kKProj, l);
-    a.v = linear(K::kVProj, l);
-    a.o = linear(K::kOProj, l);
-    if (config_.use_qk_norm) {
-      a.q_norm = vector(K::kQNorm, l);
-      a.k_norm = vector(K::kKNorm, l);
-    }
+    attention(l, a);
     if (w.sparse) {
       a.index_q = linear(K::kIndexQProj, l);
       a.index_k = linear(K::kIndexKProj, l);
@@ -72,13 +140,15 @@ class ModelLoader {
       return w;
     }
     MoeWeights& moe = w.moe_weights;
-    moe.router = loader_.matrix(table_.at({K::kRouter, l}));
+    moe.router = keep(loader_.matrix(table_.at({K::kRouter, l})));
     if (config_.use_routing_bias) moe.bias = vector(K::kRouterBias, l);
+    moe.experts.resize(config_.num_experts);
     for (int e = 0; e < config_.num_experts; ++e) {
+      if (!plan_.holds_expert(e)) continue;  // another rank's: never opened
       ExpertWeights ew{linear(K::kExpertGate, l, e), linear(K::kExpertUp, l, e),
                        linear(K::kExpertDown, l, e)};
       if (options_.dequant_experts) ew = {decode(ew.gate), decode(ew.up), decode(ew.down)};
-      moe.experts.push_back(ew);
+      moe.experts[e] = ew;
     }
     moe.has_shared = config_.n_shared_experts > 0;
     if (moe.has_shared)
@@ -88,8 +158,10 @@ class ModelLoader {
 
   const ModelConfig& config_;
   const LoadOptions& options_;
+  const ParallelPlan& plan_;
   ModelWeights& out_;
   WeightLoader loader_;
+  WeightSharder sharder_;
   TensorTable table_;
 };
 

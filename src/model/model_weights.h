@@ -12,6 +12,7 @@
 #include "checkpoint/quant_config.h"
 #include "formats/tensor_store.h"
 #include "kernels/ops.h"
+#include "parallel/parallel_mode.h"
 
 namespace minimax {
 
@@ -48,19 +49,24 @@ struct LoadOptions {
   // The "dequant" MoE path: routed and shared experts decoded to bf16 at load (2 bytes per
   // weight, owned), run with bf16 activations. Settles any doubt about a quantized kernel.
   bool dequant_experts = false;
+  // This rank's share (docs/parallel.md): split weights are cut to it, and routed experts other
+  // ranks hold are not read at all (their ExpertWeights stay empty).
+  ParallelPlan plan;
 };
 
 struct ModelWeights {
   WeightView embedding;  // [vocab, hidden]
   std::vector<LayerWeights> layers;
   std::vector<float> final_norm;
-  WeightView lm_head;  // the embedding when tie_word_embeddings
+  WeightView lm_head;  // the embedding when tie_word_embeddings; this rank's vocabulary rows
+  // lm_head rows [vocab_begin, vocab_begin + lm_head.rows) of the whole vocabulary (vocab_size).
+  int64_t vocab_begin = 0, vocab_size = 0;
   QuantScheme scheme = QuantScheme::kNone;
   bool dequant_experts = false;
   // Bytes the views point at that are not in the mapping (converted scales, dequantized experts,
   // realigned tensors). Vectors keep their buffer when moved, so views stay valid.
   std::vector<std::vector<uint8_t>> owned;
-  uint64_t mapped_bytes = 0;  // stored bytes read in place
+  uint64_t mapped_bytes = 0;  // checkpoint bytes this rank's weights read (its share)
 };
 
 // Loads every tensor of the canonical table (checkpoint/tensor_table.h) from `store`, in the layout

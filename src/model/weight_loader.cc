@@ -53,7 +53,6 @@ TensorRef WeightLoader::expect(const std::string& name, std::initializer_list<DT
 const float* WeightLoader::f32_values(const TensorRef& ref) {
   auto bytes = ref.data();
   if (ref.info->dtype == DType::kF32 && reinterpret_cast<uintptr_t>(bytes.data()) % 4 == 0) {
-    mapped_bytes_ += bytes.size();
     return reinterpret_cast<const float*>(bytes.data());
   }
   std::vector<float> values = read_as_float(ref);
@@ -71,7 +70,6 @@ WeightView WeightLoader::matrix(const TensorSpec& spec) {
   if (ref.info->dtype == DType::kBF16) {
     w.format = WeightFormat::kBF16;
     w.data = ref.data().data();
-    mapped_bytes_ += ref.data().size();
   } else {
     w.format = WeightFormat::kF32;
     w.data = reinterpret_cast<const uint8_t*>(f32_values(ref));
@@ -81,7 +79,6 @@ WeightView WeightLoader::matrix(const TensorSpec& spec) {
 
 std::vector<float> WeightLoader::vector(const TensorSpec& spec) {
   TensorRef ref = expect(spec.name, {DType::kBF16, DType::kF32, DType::kF16}, spec.shape);
-  mapped_bytes_ += ref.data().size();
   return read_as_float(ref);
 }
 
@@ -94,7 +91,6 @@ WeightView WeightLoader::linear(const TensorSpec& spec) {
   w.cols = in;
   TensorRef weight = expect(stored[0].name, {stored[0].dtype}, stored[0].shape);
   w.data = weight.data().data();
-  mapped_bytes_ += weight.data().size();
   const std::string& scale_name = stored[1].name;
   switch (quant_.scheme) {
     case QuantScheme::kNone:
@@ -114,14 +110,12 @@ WeightView WeightLoader::linear(const TensorSpec& spec) {
       w.format = WeightFormat::kMxfp4;
       TensorRef scales = expect(scale_name, {DType::kU8}, stored[1].shape);
       w.scales = scales.data().data();
-      mapped_bytes_ += scales.data().size();
       return w;
     }
     case QuantScheme::kNvfp4: {
       w.format = WeightFormat::kNvfp4;
       TensorRef scales = expect(scale_name, {DType::kF8_E4M3}, stored[1].shape);
       w.scales = scales.data().data();
-      mapped_bytes_ += scales.data().size();
       TensorRef global = store_.at(stored[2].name);
       if (numel(global.info->shape) != 1)
         fail("{}: tensor '{}' has shape {}, expected one value", global.file->path(),

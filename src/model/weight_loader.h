@@ -39,8 +39,6 @@ class WeightLoader {
   // An owned bf16 copy of any view (the dequant MoE path).
   WeightView decoded_bf16(const WeightView& w);
 
-  uint64_t mapped_bytes() const { return mapped_bytes_; }
-
  private:
   TensorRef expect(const std::string& name, std::initializer_list<DType> dtypes,
                    const std::vector<int64_t>& shape);
@@ -52,7 +50,6 @@ class WeightLoader {
   const TensorStore& store_;
   const QuantConfig& quant_;
   std::vector<std::vector<uint8_t>>* owned_;
-  uint64_t mapped_bytes_ = 0;
 };
 
 }  // namespace minimax

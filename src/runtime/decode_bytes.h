@@ -10,9 +10,6 @@
 
 namespace minimax {
 
-// Bytes of a weight's codes plus its scales.
-uint64_t weight_view_bytes(const WeightView& w);
-
 struct DecodeBytes {
   uint64_t attention = 0;       // q, k, v, o (+ MSA index projections), QK norm weights
   uint64_t router = 0;          // gate projection + selection bias

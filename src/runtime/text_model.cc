@@ -5,13 +5,14 @@
 
 namespace minimax {
 
-std::unique_ptr<TextModel> TextModel::load(const std::string& dir, const ModelOptions& options) {
+std::unique_ptr<TextModel> TextModel::load(const std::string& dir, const ModelOptions& options,
+                                           const Communicator* comm) {
   BpeTokenizer tokenizer = BpeTokenizer::from_file(dir + "/tokenizer.json");
   const ModelConfig config = load_model_config(dir);
   CheckpointText text = load_checkpoint_text(dir, tokenizer, config.arch);
   ChatTemplate parsed(text.chat_template, text.chat_template_origin);  // fail before the weights
   (void)parsed;
-  return std::make_unique<TextModel>(Model::load(dir, options), std::move(tokenizer),
+  return std::make_unique<TextModel>(Model::load(dir, options, comm), std::move(tokenizer),
                                      std::move(text));
 }
 

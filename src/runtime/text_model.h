@@ -19,7 +19,8 @@ class TextModel {
  public:
   // Loads DIR/tokenizer.json, the text settings and the weights (in that order, so that a broken
   // tokenizer or template is reported before a long weight load).
-  static std::unique_ptr<TextModel> load(const std::string& dir, const ModelOptions& options);
+  static std::unique_ptr<TextModel> load(const std::string& dir, const ModelOptions& options,
+                                         const Communicator* comm = nullptr);
 
   TextModel(std::unique_ptr<Model> model, BpeTokenizer tokenizer, CheckpointText text);
 

@@ -67,7 +67,8 @@ void visible_runs(const AttentionArgs& a, int64_t t, int g, std::vector<SlotRang
     if (pos >= 0) runs.push_back({0, pos + 1});
     return;
   }
-  const int32_t* blocks = a.block_ids + (t * a.num_kv_heads + g) * a.max_blocks;
+  const int64_t groups = a.block_groups > 0 ? a.block_groups : a.num_kv_heads;
+  const int32_t* blocks = a.block_ids + (t * groups + a.block_group_begin + g) * a.max_blocks;
   for (int i = 0; i < a.max_blocks && blocks[i] >= 0; ++i) {
     const int64_t first = int64_t(blocks[i]) * a.block_size;
     const int64_t end = std::min<int64_t>(first + a.block_size, pos + 1);

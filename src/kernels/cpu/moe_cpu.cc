@@ -176,7 +176,8 @@ struct MoeScratch {
 void cpu_moe(const MoeArgs& a, ThreadPool* pool) {
   thread_local MoeScratch s;
   const int64_t H = a.hidden, I = a.inter, T = a.T;
-  plan_moe_into(a.expert_ids, a.expert_weights, T, a.top_k, a.num_experts, s.plan);
+  plan_moe_into(a.expert_ids, a.expert_weights, T, a.top_k, a.num_experts, s.plan, a.expert_begin,
+                a.expert_end);
   const MoePlan& plan = s.plan;
   for (int e : plan.active) check_expert(a, e);
   std::fill(a.y, a.y + T * H, 0.0f);

@@ -20,7 +20,8 @@ void visible_slots(const AttentionArgs& a, int64_t t, int g, std::vector<int64_t
     for (int64_t s = 0; s <= pos; ++s) slots.push_back(s);
     return;
   }
-  const int32_t* blocks = a.block_ids + (t * a.num_kv_heads + g) * a.max_blocks;
+  const int64_t groups = a.block_groups > 0 ? a.block_groups : a.num_kv_heads;
+  const int32_t* blocks = a.block_ids + (t * groups + a.block_group_begin + g) * a.max_blocks;
   for (int i = 0; i < a.max_blocks && blocks[i] >= 0; ++i) {
     const int64_t first = int64_t(blocks[i]) * a.block_size;
     const int64_t last = std::min<int64_t>(first + a.block_size - 1, pos);
@@ -36,6 +37,10 @@ void check_attention_args(const AttentionArgs& a) {
          a.num_kv_heads);
   if (a.block_ids != nullptr && (a.block_size <= 0 || a.max_blocks <= 0))
     fail("attention: block selection needs block_size and max_blocks > 0");
+  if (a.block_ids != nullptr && a.block_groups > 0 &&
+      (a.block_group_begin < 0 || a.block_group_begin + a.num_kv_heads > a.block_groups))
+    fail("attention: KV groups [{}, {}) are outside the block choice's {} groups",
+         a.block_group_begin, a.block_group_begin + a.num_kv_heads, a.block_groups);
   if (a.page_table != nullptr && a.page_size <= 0)
     fail("attention: page_size {} must be positive with a page table", a.page_size);
 }

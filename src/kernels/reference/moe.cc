@@ -74,7 +74,8 @@ void quantize_activations(float* x, int64_t rows, int64_t cols, const ActQuant& 
 }
 
 void moe(const MoeArgs& a, ThreadPool* pool) {
-  const MoePlan plan = plan_moe(a.expert_ids, a.expert_weights, a.T, a.top_k, a.num_experts);
+  const MoePlan plan = plan_moe(a.expert_ids, a.expert_weights, a.T, a.top_k, a.num_experts,
+                                a.expert_begin, a.expert_end);
   const int64_t H = a.hidden, I = a.inter;
   // Each assignment's expert output lands in its router slot, then every token sums its slots in
   // slot order: the result does not depend on how experts are spread over threads.

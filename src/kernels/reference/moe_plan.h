@@ -18,13 +18,14 @@ struct MoePlan {
   int32_t count(int expert) const { return offsets[expert + 1] - offsets[expert]; }
 };
 
-// Groups the router output ([T, top_k] ids and weights) by expert. Throws Error naming the token
-// and slot when an id is outside [0, num_experts).
+// Groups the router output ([T, top_k] ids and weights) by expert, keeping only experts in
+// [begin, end) (end < 0: all; the experts this rank holds under expert parallelism). Throws Error
+// naming the token and slot when an id is outside [0, num_experts).
 MoePlan plan_moe(const int32_t* expert_ids, const float* expert_weights, int64_t T, int top_k,
-                 int num_experts);
+                 int num_experts, int begin = 0, int end = -1);
 // The same, written into `plan` and reusing its storage (no allocation once it has grown): the
 // CPU backend's per-call form.
 void plan_moe_into(const int32_t* expert_ids, const float* expert_weights, int64_t T, int top_k,
-                   int num_experts, MoePlan& plan);
+                   int num_experts, MoePlan& plan, int begin = 0, int end = -1);
 
 }  // namespace minimax

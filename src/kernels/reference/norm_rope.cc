@@ -24,6 +24,28 @@ void rms_norm(const float* x, int64_t rows, int64_t dim, const float* weight, fl
   });
 }
 
+void sum_squares(const float* x, int64_t rows, int64_t dim, float* out) {
+  for (int64_t r = 0; r < rows; ++r) {
+    double sum_sq = 0;
+    for (int64_t i = 0; i < dim; ++i)
+      sum_sq += static_cast<double>(x[r * dim + i]) * x[r * dim + i];
+    out[r] = static_cast<float>(sum_sq);
+  }
+}
+
+void rms_norm_from_sums(const float* x, int64_t rows, int64_t dim, const float* sum_sq,
+                        int64_t full_dim, const float* weight, float eps, bool add_one,
+                        float* out) {
+  if (full_dim <= 0) fail("rms_norm_from_sums: full_dim must be positive, got {}", full_dim);
+  for (int64_t r = 0; r < rows; ++r) {
+    const double inv = 1.0 / std::sqrt(static_cast<double>(sum_sq[r]) / full_dim + eps);
+    for (int64_t i = 0; i < dim; ++i) {
+      const double g = add_one ? 1.0 + weight[i] : static_cast<double>(weight[i]);
+      out[r * dim + i] = static_cast<float>(x[r * dim + i] * inv * g);
+    }
+  }
+}
+
 // HF `compute_default_rope_parameters` and vLLM's cos/sin cache work in f32:
 // inv_freq = 1 / theta^(arange(0, r, 2) / r) in f32, angle = f32(position · inv_freq). At the
 // positions of long contexts the f32 rounding of the angle is the dominant difference between

@@ -18,6 +18,9 @@ void linear(const WeightView& w, const float* x, int64_t T, float* y, ThreadPool
 void embedding(const WeightView& table, const int32_t* tokens, int64_t T, float* out);
 void rms_norm(const float* x, int64_t rows, int64_t dim, const float* weight, float eps,
               bool add_one, float* out, ThreadPool* pool);
+void sum_squares(const float* x, int64_t rows, int64_t dim, float* out);
+void rms_norm_from_sums(const float* x, int64_t rows, int64_t dim, const float* sum_sq,
+                        int64_t full_dim, const float* weight, float eps, bool add_one, float* out);
 void rope(float* x, int64_t T, const int32_t* positions, const RopeParams& params,
           ThreadPool* pool);
 void attention(const AttentionArgs& args, ThreadPool* pool);

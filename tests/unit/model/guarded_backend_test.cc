@@ -101,6 +101,8 @@ KernelOps guarded_ops() {
   t.linear = &Guarded<&reference::linear>::call;
   t.embedding = &Guarded<&reference::embedding>::call;
   t.rms_norm = &Guarded<&reference::rms_norm>::call;
+  t.sum_squares = &Guarded<&reference::sum_squares>::call;
+  t.rms_norm_from_sums = &Guarded<&reference::rms_norm_from_sums>::call;
   t.rope = &Guarded<&reference::rope>::call;
   t.attention = &Guarded<&reference::attention>::call;
   t.select_blocks = &Guarded<&reference::select_blocks>::call;

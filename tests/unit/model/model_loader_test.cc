@@ -164,18 +164,32 @@ TEST(Forward, RejectsBadPositionsAndTokens) {
       "token id 100000");
 }
 
+// Two ranks whose collectives must not be reached: a layout that does not fit is refused first.
 class TwoRanks : public Communicator {
  public:
   int rank() const override { return 0; }
   int size() const override { return 2; }
-  void allreduce_sum(float*, size_t) const override {}
+  void allreduce_sum(float*, size_t) const override { fail("no collective expected"); }
+  void broadcast(void*, size_t, int) const override { fail("no collective expected"); }
+  void allgather(const void*, size_t, void*) const override { fail("no collective expected"); }
+  void alltoallv(const void*, const size_t*, void*, const size_t*) const override {
+    fail("no collective expected");
+  }
+  [[noreturn]] void abort(std::string_view why) const override { fail("abort: {}", why); }
 };
 
-TEST(Forward, ShardedExecutionIsRefusedForNow) {
+TEST(Forward, ALayoutThatDoesNotFitTheRanksIsRefusedBeforeAnyCollective) {
   TwoRanks comm;
-  expect_error_mentions(
-      [&] { Model::load(golden_checkpoint(load_golden("m2-bf16")), ModelOptions{}, &comm); },
-      "2 processes");
+  const std::string dir = golden_checkpoint(load_golden("m2-bf16"));
+  expect_error_mentions([&] { Model::load(dir, ModelOptions{}, &comm); },
+                        "1 ranks, but 2 were started");
+  ModelOptions tp3;
+  tp3.parallel.tensor_parallel = 3;
+  expect_error_mentions([&] { Model::load(dir, tp3, &comm); }, "3 ranks, but 2 were started");
+  ModelOptions tp2;
+  tp2.parallel.tensor_parallel = 2;
+  tp2.parallel.data_parallel = 2;
+  expect_error_mentions([&] { Model::load(dir, tp2, &comm); }, "not supported");
 }
 
 TEST(Npy, HeaderShapeAndData) {

@@ -1,0 +1,200 @@
+// MpiSession and the MPI_COMM_WORLD Communicator (Open MPI from Debian). Compiled with or without
+// MPI: without it (MINIMAX_HAVE_MPI undefined) the world is always null, and an mpirun launch of
+// several ranks is refused with a message saying so.
+#include "parallel/mpi_world.h"
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <thread>
+#include <vector>
+
+#include "base/error.h"
+
+#ifdef MINIMAX_HAVE_MPI
+#include <mpi.h>
+#endif
+
+namespace minimax {
+namespace {
+
+int env_int(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? 0 : std::atoi(v);
+}
+
+std::unique_ptr<Communicator>& world_slot() {
+  static std::unique_ptr<Communicator> world;
+  return world;
+}
+
+#ifdef MINIMAX_HAVE_MPI
+
+// MPI counts are int: larger transfers would need derived types, which no step comes near.
+int count_of(size_t bytes, const char* what) {
+  if (bytes > static_cast<size_t>(std::numeric_limits<int>::max()))
+    fail("{}: {} bytes in one MPI transfer is more than 2 GiB", what, bytes);
+  return static_cast<int>(bytes);
+}
+
+void check(int rc, const char* what) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_Error_string(rc, text, &length);
+  fail("MPI {}: {}", what, std::string(text, length));
+}
+
+// Adds the time until the end of its scope to a counter.
+class Timed {
+ public:
+  explicit Timed(double& total) : total_(total), start_(std::chrono::steady_clock::now()) {}
+  ~Timed() {
+    total_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  }
+
+ private:
+  double& total_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+class MpiCommunicator final : public Communicator {
+ public:
+  MpiCommunicator() {
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+  }
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+
+  void allreduce_sum(float* data, size_t count) const override {
+    Timed timed(busy_);
+    check(MPI_Allreduce(MPI_IN_PLACE, data, count_of(count * sizeof(float), "allreduce") / 4,
+                        MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
+          "allreduce");
+  }
+
+  void broadcast(void* data, size_t bytes, int root) const override {
+    Timed timed(busy_);
+    check(MPI_Bcast(data, count_of(bytes, "broadcast"), MPI_BYTE, root, MPI_COMM_WORLD),
+          "broadcast");
+  }
+
+  // A blocking MPI_Bcast spins a core at full speed while it waits; a worker rank waits for its
+  // next step for as long as the server is idle. It polls: at once for a millisecond (a step
+  // follows the last one quickly while decoding), then with sleeps growing to 2 ms.
+  void broadcast_waiting(void* data, size_t bytes, int root) const override {
+    Timed timed(busy_);
+    MPI_Request request;
+    check(MPI_Ibcast(data, count_of(bytes, "broadcast"), MPI_BYTE, root, MPI_COMM_WORLD, &request),
+          "broadcast");
+    const auto start = std::chrono::steady_clock::now();
+    for (;;) {
+      int done = 0;
+      check(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "broadcast");
+      if (done) return;
+      const auto waited = std::chrono::steady_clock::now() - start;
+      if (waited < std::chrono::milliseconds(1)) continue;
+      std::this_thread::sleep_for(waited < std::chrono::milliseconds(100)
+                                      ? std::chrono::microseconds(50)
+                                      : std::chrono::microseconds(2000));
+    }
+  }
+
+  void allgather(const void* send, size_t bytes, void* recv) const override {
+    Timed timed(busy_);
+    check(MPI_Allgather(send, count_of(bytes, "allgather"), MPI_BYTE, recv,
+                        count_of(bytes, "allgather"), MPI_BYTE, MPI_COMM_WORLD),
+          "allgather");
+  }
+
+  void alltoallv(const void* send, const size_t* send_bytes, void* recv,
+                 const size_t* recv_bytes) const override {
+    Timed timed(busy_);
+    std::vector<int> sc(size_), sd(size_), rc(size_), rd(size_);
+    size_t so = 0, ro = 0;
+    for (int r = 0; r < size_; ++r) {
+      sc[r] = count_of(send_bytes[r], "alltoallv");
+      rc[r] = count_of(recv_bytes[r], "alltoallv");
+      sd[r] = count_of(so, "alltoallv");
+      rd[r] = count_of(ro, "alltoallv");
+      so += send_bytes[r];
+      ro += recv_bytes[r];
+    }
+    check(MPI_Alltoallv(send, sc.data(), sd.data(), MPI_BYTE, recv, rc.data(), rd.data(), MPI_BYTE,
+                        MPI_COMM_WORLD),
+          "alltoallv");
+  }
+
+  [[noreturn]] void abort(std::string_view why) const override {
+    std::fprintf(stderr, "error: rank %d: %.*s; stopping every rank\n", rank_,
+                 static_cast<int>(why.size()), why.data());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    std::abort();
+  }
+
+  double busy_seconds() const override { return busy_; }
+
+ private:
+  int rank_ = 0, size_ = 1;
+  mutable double busy_ = 0;
+};
+
+#endif
+
+}  // namespace
+
+bool launched_by_mpirun() {
+  return env_int("OMPI_COMM_WORLD_SIZE") > 1 || env_int("PMI_SIZE") > 1 || env_int("PMIX_SIZE") > 1;
+}
+
+bool mpi_available() {
+#ifdef MINIMAX_HAVE_MPI
+  return true;
+#else
+  return false;
+#endif
+}
+
+MpiSession::MpiSession(int* argc, char*** argv) {
+  if (!launched_by_mpirun()) return;
+#ifdef MINIMAX_HAVE_MPI
+  // The model's collectives are issued by one thread at a time, not always the same one (the
+  // server's engine thread, the main thread at start-up and exit).
+  int provided = 0;
+  MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided);
+  if (provided < MPI_THREAD_SERIALIZED) {
+    std::fprintf(stderr, "error: the MPI library does not allow calls from several threads\n");
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  // Errors come back as codes (check() turns them into Error) instead of aborting inside MPI.
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  auto comm = std::make_unique<MpiCommunicator>();
+  if (comm->size() > 1) world_slot() = std::move(comm);
+#else
+  (void)argc;
+  (void)argv;
+  std::fprintf(stderr,
+               "error: started by mpirun as one of several ranks, but this minimax binary was "
+               "built without MPI (install libopenmpi-dev and rebuild)\n");
+  std::exit(1);
+#endif
+}
+
+MpiSession::~MpiSession() {
+#ifdef MINIMAX_HAVE_MPI
+  int started = 0;
+  MPI_Initialized(&started);
+  if (!started) return;
+  world_slot().reset();
+  int finished = 0;
+  MPI_Finalized(&finished);
+  if (!finished) MPI_Finalize();
+#endif
+}
+
+const Communicator* world_communicator() { return world_slot().get(); }
+
+}  // namespace minimax
