@@ -293,7 +293,8 @@ void register_serve(CLI::App& app) {
                   "Seconds open requests may take after SIGTERM/SIGINT before their connections "
                   "are dropped (default 30)");
   cmd->add_option("--threads", args->threads, "Compute threads (0 = all hardware threads)");
-  cmd->add_option("--http-threads", args->http_threads, "Connections served at once (default 64)");
+  cmd->add_option("--http-threads", args->http_threads,
+                  "Requests handled at once (default 64); open connections are not limited by it");
   cmd->add_option("--moe-path", args->moe_path, "MoE path: fast, or dequant (experts as bf16)");
   cmd->add_option("--backend", args->backend, "Kernel backend (cpu)");
   cmd->callback([args] { run_serve(*args); });

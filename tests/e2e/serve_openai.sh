@@ -99,6 +99,11 @@ raw_expect "PUT on a POST route → 405 with Allow" 405 \
   "PUT /v1/chat/completions HTTP/1.1\r\n${HK}Content-Length: 2\r\n\r\n{}" "^Allow: POST"
 raw_expect "DELETE on a GET route → 405 with Allow" 405 \
   "DELETE /v1/models HTTP/1.1\r\n${HK}Content-Length: 0\r\n\r\n" "^Allow: GET"
+raw_expect "100 KB header → 431" 431 \
+  "GET /health HTTP/1.1\r\n${H}X-Big: $(head -c 102400 /dev/zero | tr '\0' a)\r\n\r\n"
+# Expect: 100-continue without a key: the 401 comes first, not a 100 that invites the body.
+raw_expect "Expect: 100-continue without a key → 401, no 100 first" 401 \
+  "POST /v1/chat/completions HTTP/1.1\r\n${H}Expect: 100-continue\r\nContent-Length: 50\r\n\r\n"
 
 # Streaming shape: data: lines, the role first, [DONE] last.
 curl -sN "${AUTH[@]}" -d '{"messages": [{"role": "user", "content": "hi"}], "stream": true,
