@@ -56,6 +56,8 @@ expect "unknown model → 404" 404 model -- "${AUTH[@]}" \
 LONG=$(printf 'word %.0s' $(seq 1 3000))
 expect "prompt over the context → 400" 400 "" -- "${AUTH[@]}" \
   -d "{\"messages\": [{\"role\": \"user\", \"content\": \"$LONG\"}]}" "$CHAT"
+expect "completions prompt over the context → 400 naming prompt" 400 prompt -- "${AUTH[@]}" \
+  -d "{\"prompt\": \"$LONG\", \"max_tokens\": 4}" "$URL/v1/completions"
 expect "max_tokens over the context → 400" 400 max_tokens -- "${AUTH[@]}" \
   -d '{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 100000}' "$CHAT"
 expect "tool_choice names an unknown tool → 400" 400 "" -- "${AUTH[@]}" \
