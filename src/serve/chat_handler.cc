@@ -116,7 +116,7 @@ void stream_chat(const std::shared_ptr<ChatCall>& call, const ChunkWrite& write)
 
 std::string render_prompt(const TextModel& model, const ChatRequest& request, ParserFormat format) {
   Json kwargs = request.chat_template_kwargs;
-  if (!request.tools.is_null()) kwargs["tools"] = request.tools;
+  if (!request.tools.is_null()) kwargs["tools"] = model.control_guard().protect_json(request.tools);
   const ParserFormatSpec& spec = parser_format_spec(format);
   std::vector<std::string> think;
   for (int marker : {spec.think_open, spec.think_close})

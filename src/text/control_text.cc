@@ -108,9 +108,24 @@ nlohmann::ordered_json ControlTextGuard::protect_messages(
         for (auto& part : *content)
           if (part.is_object() && part.contains("text")) guard(part["text"]);
     }
-    if (auto reasoning = message.find("reasoning_content"); reasoning != message.end())
-      guard(*reasoning);
+    for (const char* key : {"reasoning_content", "name"})
+      if (auto value = message.find(key); value != message.end()) guard(*value);
+    if (auto calls = message.find("tool_calls"); calls != message.end())
+      *calls = protect_json(*calls);
   }
+  return out;
+}
+
+nlohmann::ordered_json ControlTextGuard::protect_json(const nlohmann::ordered_json& value) const {
+  if (value.is_string()) return protect(value.get_ref<const std::string&>());
+  if (value.is_array()) {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const auto& item : value) out.push_back(protect_json(item));
+    return out;
+  }
+  if (!value.is_object()) return value;
+  nlohmann::ordered_json out = nlohmann::ordered_json::object();
+  for (const auto& [key, item] : value.items()) out[protect(key)] = protect_json(item);
   return out;
 }
 

@@ -32,11 +32,16 @@ class ControlTextGuard {
   // (placeholders restored) is encoded with special tokens off.
   std::vector<int32_t> encode(std::string_view rendered) const;
 
-  // The messages with their text protected: `content` (a string, or the `text` of its parts) and
-  // `reasoning_content`. In assistant messages the strings in `assistant_kept` stay (the
-  // templates split reasoning out of an assistant's content at the think markers).
+  // The messages with their text protected: `content` (a string, or the `text` of its parts),
+  // `reasoning_content`, `name`, and every string in `tool_calls`. In assistant content the
+  // strings in `assistant_kept` stay (the templates split reasoning out of an assistant's content
+  // at the think markers).
   nlohmann::ordered_json protect_messages(const nlohmann::ordered_json& messages,
                                           std::span<const std::string> assistant_kept) const;
+  // `value` with every string in it protected, object keys included: for the request's tools,
+  // whose schemas the templates print as JSON (placeholders are private-use characters, which
+  // JSON output keeps as they are).
+  nlohmann::ordered_json protect_json(const nlohmann::ordered_json& value) const;
 
  private:
   BpeTokenizer tokenizer_;
