@@ -298,7 +298,8 @@ void register_serve(CLI::App& app) {
                   "are dropped (default 30)");
   cmd->add_option("--threads", args->threads, "Compute threads (0 = all hardware threads)");
   add_parallel_flags(cmd, args->parallel);
-  cmd->add_option("--http-threads", args->http_threads, "Connections served at once (default 64)");
+  cmd->add_option("--http-threads", args->http_threads,
+                  "Requests handled at once (default 64); open connections are not limited by it");
   cmd->add_option("--moe-path", args->moe_path, "MoE path: fast, or dequant (experts as bf16)");
   cmd->add_option("--backend", args->backend, "Kernel backend (cpu)");
   cmd->callback([args] { run_serve(*args); });

@@ -19,6 +19,7 @@ std::unique_ptr<TextModel> TextModel::load(const std::string& dir, const ModelOp
 TextModel::TextModel(std::unique_ptr<Model> model, BpeTokenizer tokenizer, CheckpointText text)
     : model_(std::move(model)),
       tokenizer_(std::move(tokenizer)),
+      control_guard_(tokenizer_),
       text_(std::move(text)),
       chat_template_(text_.chat_template, text_.chat_template_origin) {}
 

@@ -11,6 +11,7 @@
 #include "runtime/checkpoint_text.h"
 #include "runtime/generator.h"
 #include "text/bpe_tokenizer.h"
+#include "text/control_text.h"
 #include "text/jinja/chat_template.h"
 
 namespace minimax {
@@ -42,6 +43,9 @@ class TextModel {
       bool add_generation_prompt = true) const;
   // Text → ids; special tokens written in the text become their ids (as HF tokenizers do).
   std::vector<int32_t> encode(std::string_view text) const { return tokenizer_.encode(text); }
+  // What keeps message text from becoming control tokens: protect the messages before
+  // render_chat, encode the rendered text with it (text/control_text.h).
+  const ControlTextGuard& control_guard() const { return control_guard_; }
 
   // The checkpoint's EOS ids and `max_tokens`.
   StopConditions default_stop(int64_t max_tokens) const;
@@ -49,6 +53,7 @@ class TextModel {
  private:
   std::unique_ptr<Model> model_;
   BpeTokenizer tokenizer_;
+  ControlTextGuard control_guard_;
   CheckpointText text_;
   ChatTemplate chat_template_;
 };

@@ -4,6 +4,7 @@
 #include <memory>
 
 #include "base/error.h"
+#include "serve/chat_prompt.h"
 #include "serve/openai_service.h"
 #include "serve/parse_pipeline.h"
 #include "serve/service_requests.h"
@@ -111,13 +112,19 @@ void stream_chat(const std::shared_ptr<ChatCall>& call, const ChunkWrite& write)
   write(sse_done());
 }
 
-// The rendered conversation; continue_final_message leaves the last assistant turn open.
+}  // namespace
+
 std::string render_prompt(const TextModel& model, const ChatRequest& request, ParserFormat format) {
   Json kwargs = request.chat_template_kwargs;
-  if (!request.tools.is_null()) kwargs["tools"] = request.tools;
+  if (!request.tools.is_null()) kwargs["tools"] = model.control_guard().protect_json(request.tools);
+  const ParserFormatSpec& spec = parser_format_spec(format);
+  std::vector<std::string> think;
+  for (int marker : {spec.think_open, spec.think_close})
+    if (marker >= 0) think.push_back(spec.markers[static_cast<size_t>(marker)]);
   try {
-    std::string text = model.render_chat(
-        request.messages, kwargs, request.add_generation_prompt && !request.continue_final_message);
+    std::string text =
+        model.render_chat(model.control_guard().protect_messages(request.messages, think), kwargs,
+                          request.add_generation_prompt && !request.continue_final_message);
     if (request.continue_final_message) {
       const std::string end = parser_format_spec(format).end_of_message;
       const size_t at = text.rfind(end);
@@ -133,8 +140,6 @@ std::string render_prompt(const TextModel& model, const ChatRequest& request, Pa
   }
 }
 
-}  // namespace
-
 HttpReply OpenAiService::chat_completions(std::string_view body, const ClientAlive& client_alive) {
   ChatRequest request = parse_chat_request(body);
   if (!request.generation.model.empty() && request.generation.model != options_.served_model_name)
@@ -143,7 +148,7 @@ HttpReply OpenAiService::chat_completions(std::string_view body, const ClientAli
   const ParserFormat format = options_.parser_format;
 
   const std::string prompt_text = render_prompt(model_, request, format);
-  const std::vector<int32_t> prompt = model_.encode(prompt_text);
+  const std::vector<int32_t> prompt = model_.control_guard().encode(prompt_text);
 
   ThinkingMode mode;
   try {

@@ -149,6 +149,7 @@ HttpReply OpenAiService::completions(std::string_view body, const ClientAlive& c
   ChoiceSpec spec;
   spec.prompt = call->prompt;
   spec.default_max_tokens = 16;
+  spec.prompt_field = "prompt";
   spec.timeout_seconds = options_.request_timeout_seconds;
   spec.prompt_logprobs = request.generation.prompt_logprobs.value_or(-1);
   const bool echo_logprobs = request.echo && request.generation.logprobs;

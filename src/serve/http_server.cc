@@ -1,31 +1,37 @@
-// cpp-httplib behind serve/http_server.h; the only file that includes httplib.h.
+// The event-driven transport behind serve/http_server.h. One thread runs an epoll loop over
+// non-blocking sockets: it accepts, reads request heads and bodies (serve/http_request.h) and
+// writes non-streamed replies, so a connection that sends or reads slowly costs a socket and a
+// few buffers, never a thread. Only complete requests go to a fixed pool of workers that run the
+// routes; a streamed reply is written by its worker, each write bounded by the read timeout.
 #include "serve/http_server.h"
 
-// httplib.h: Debian's libcpp-httplib sends without MSG_NOSIGNAL: whoever runs a server must ignore
-// SIGPIPE (serve_cmd.cc and the tests do), or a vanished client kills the process.
-#include <dirent.h>
-#include <httplib.h>
+#include <fcntl.h>
 #include <netdb.h>
-#include <poll.h>
-#include <strings.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
-#include <cstdlib>
+#include <condition_variable>
 #include <cstring>
-#include <exception>
-#include <iterator>
-#include <memory>
+#include <deque>
+#include <mutex>
 #include <optional>
-#include <string>
+#include <thread>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "base/error.h"
 #include "base/log.h"
+#include "serve/http_reply.h"
+#include "serve/http_request.h"
 
 namespace minimax {
 
@@ -40,141 +46,12 @@ bool bearer_matches(std::string_view authorization, std::string_view api_key) {
   return diff == 0;
 }
 
-struct HttpServer::Impl {
-  httplib::Server server;
-  std::atomic<bool> stop_requested{false};   // stop() was called
-  std::atomic<bool> listener_closed{false};  // httplib's stop() ran (it must run only once)
-};
-
 namespace {
 
-void send(const HttpReply& reply, httplib::Response& res) {
-  res.status = reply.status;
-  if (!reply.stream) {
-    res.set_content(reply.body, reply.content_type.c_str());
-    return;
-  }
-  auto stream = reply.stream;
-  res.set_header("Cache-Control", "no-cache");
-  res.set_chunked_content_provider(reply.content_type, [stream](size_t, httplib::DataSink& sink) {
-    const ChunkWrite write = [&sink](std::string_view data) {
-      return sink.write(data.data(), data.size());
-    };
-    stream(write);
-    sink.done();
-    return true;
-  });
-}
-
-// The numeric host and port of a socket address, as httplib writes Request::remote_addr.
-bool numeric_address(const sockaddr_storage& address, socklen_t length, std::string& host,
-                     int& port) {
-  char name[NI_MAXHOST], service[NI_MAXSERV];
-  if (getnameinfo(reinterpret_cast<const sockaddr*>(&address), length, name, sizeof(name), service,
-                  sizeof(service), NI_NUMERICHOST | NI_NUMERICSERV) != 0)
-    return false;
-  host = name;
-  port = std::atoi(service);
-  return true;
-}
-
-// What identifies a request's connection while it is open: the local port and the peer's
-// address and port.
-struct Endpoints {
-  int local_port = -1;
-  std::string remote_addr;
-  int remote_port = -1;
-};
-
-// The accepted socket of the connection with these endpoints, or -1. httplib 0.11 does not hand
-// it to handlers, so it is found among the process's open sockets; the connection stays open
-// while its request is handled.
-int connection_socket(const Endpoints& want) {
-  DIR* dir = opendir("/proc/self/fd");
-  if (dir == nullptr) return -1;
-  int found = -1;
-  while (dirent* entry = readdir(dir)) {
-    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
-    const int fd = std::atoi(entry->d_name);
-    sockaddr_storage local{}, peer{};
-    socklen_t local_length = sizeof(local), peer_length = sizeof(peer);
-    if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_length) != 0 ||
-        getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_length) != 0)
-      continue;  // not a socket, or not a connected one (the listening socket)
-    std::string local_host, peer_host;
-    int local_port = 0, peer_port = 0;
-    if (numeric_address(local, local_length, local_host, local_port) &&
-        numeric_address(peer, peer_length, peer_host, peer_port) && local_port == want.local_port &&
-        peer_port == want.remote_port && peer_host == want.remote_addr) {
-      found = fd;
-      break;
-    }
-  }
-  closedir(dir);
-  return found;
-}
-
-// Alive until the peer's end of stream (recv 0) or a reset; pending bytes (a pipelined request)
-// mean alive. Unknown socket: assumed alive, as before this check existed. The socket is looked
-// up at the first call, not per request: most requests (health, metrics, models) never ask.
-// Copies share the lookup; all calls come from the request's own thread.
-ClientAlive client_alive_probe(const httplib::Request& req) {
-  auto fd = std::make_shared<std::optional<int>>();
-  return [fd, want = Endpoints{req.local_port, req.remote_addr, req.remote_port}] {
-    if (!fd->has_value()) *fd = connection_socket(want);
-    if (**fd < 0) return true;
-    char byte;
-    const ssize_t n = recv(**fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-    if (n > 0) return true;
-    if (n == 0) return false;
-    return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
-  };
-}
-
-// Ends a connection whose request body is still (partly) unread: sends FIN after the reply, then
-// reads and discards what the client still sends for up to 2 s. Closing at once with unread data
-// would send a reset, and a client still uploading (curl, most HTTP libraries) would see the reset
-// instead of the reply.
-void linger_close(const Endpoints& who) {
-  const int fd = connection_socket(who);
-  if (fd < 0) return;
-  shutdown(fd, SHUT_WR);
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(2);
-  char discard[16384];
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
-        deadline - std::chrono::steady_clock::now());
-    pollfd readable{fd, POLLIN, 0};
-    if (left.count() <= 0 || poll(&readable, 1, static_cast<int>(left.count())) <= 0) break;
-    if (recv(fd, discard, sizeof(discard), 0) <= 0) break;
-  }
-}
-
-// A reply after which the connection is closed: for a request whose body was not read (refused
-// before reading it), httplib would otherwise parse the unread body as the next request. httplib
-// 0.11 closes a connection only when writing the reply fails, so the body goes out through a
-// provider that writes it whole and then reports failure. An empty body is sent as a newline:
-// httplib never calls a provider of zero bytes, so the connection would stay open.
-void send_and_close(const httplib::Request& req, const HttpReply& reply, httplib::Response& res) {
-  res.status = reply.status;
-  res.set_header("Connection", "close");
-  auto body = std::make_shared<std::string>(reply.body.empty() ? "\n" : reply.body);
-  res.set_content_provider(
-      body->size(), reply.content_type,
-      [body, who = Endpoints{req.local_port, req.remote_addr, req.remote_port}](
-          size_t offset, size_t, httplib::DataSink& sink) {
-        if (sink.write(body->data() + offset, body->size() - offset)) linger_close(who);
-        return false;
-      });
-}
-
-// The whole value of header `name` (nullptr when absent) and how many times it was sent.
-// Request::get_header_value returns a C string, which would end a value at a NUL byte.
-const std::string* header(const httplib::Request& req, const char* name, size_t* count = nullptr) {
-  auto [begin, end] = req.headers.equal_range(name);
-  if (count != nullptr) *count = static_cast<size_t>(std::distance(begin, end));
-  return begin == end ? nullptr : &begin->second;
-}
+using Clock = std::chrono::steady_clock;
+constexpr size_t kMaxHeadBytes = 64 << 10;  // request line and headers together
+constexpr size_t kReadBytes = 64 << 10;     // one recv
+constexpr auto kLinger = std::chrono::seconds(2);
 
 bool method_listed(std::string_view allowed, std::string_view method) {
   while (!allowed.empty()) {
@@ -188,247 +65,479 @@ bool method_listed(std::string_view allowed, std::string_view method) {
   return false;
 }
 
-bool is_socket_on_port(int fd, int port) {
-  sockaddr_storage local{}, peer{};
-  socklen_t local_length = sizeof(local), peer_length = sizeof(peer);
-  if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_length) != 0 ||
-      getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_length) != 0)
-    return false;
-  std::string host;
-  int local_port = 0;
-  return numeric_address(local, local_length, host, local_port) && local_port == port;
+// Lets this process hold as many sockets as its hard limit allows: each open connection is one
+// descriptor, and the default soft limit (often 1024) would refuse connections long before
+// memory or the loop would.
+void raise_descriptor_limit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);
+  }
 }
 
-// Why binding host:port fails, for the error message: httplib reports only that it failed, so
-// the bind is tried again here with the same socket options.
-std::string bind_failure(const std::string& host, int port) {
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE;
-  addrinfo* found = nullptr;
-  const std::string service = std::to_string(port);
-  if (const int rc = getaddrinfo(host.c_str(), service.c_str(), &hints, &found); rc != 0)
-    return gai_strerror(rc);
-  std::string why = "unknown reason";
-  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
-    const int fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
-    if (fd < 0) {
-      why = std::strerror(errno);
-      continue;
-    }
-    int yes = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-    const bool bound = ::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && listen(fd, 1) == 0;
-    why = bound ? "the address became free again; retry" : std::strerror(errno);
-    close(fd);
-    if (!bound) break;
-  }
-  freeaddrinfo(found);
-  return why;
-}
+enum class Phase { kHead, kBody, kHandling, kWriting, kLingering };
+
+struct Connection {
+  int fd = -1;
+  Phase phase = Phase::kHead;
+  std::string in;   // received, not yet parsed
+  std::string out;  // to send (loop-owned; a worker writes a streamed reply itself)
+  size_t out_sent = 0;
+  HttpHead head;
+  std::optional<BodyReader> body;
+  bool close_after_write = false;
+  bool linger_after_write = false;  // the client may still be sending a body we did not read
+  uint32_t events = 0;              // the current epoll interest
+  Clock::time_point last_activity = Clock::now();
+};
+
+// A worker's result, handed back to the loop: the reply to write, or (streamed) nothing left.
+struct Completion {
+  int fd;
+  std::string bytes;
+  bool close;
+};
 
 }  // namespace
 
-HttpServer::HttpServer(HttpRoutes& routes, HttpServerOptions options)
-    : impl_(std::make_unique<Impl>()), routes_(routes), options_(std::move(options)) {
-  httplib::Server& s = impl_->server;
-  const size_t threads = options_.threads;
-  s.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  s.set_payload_max_length(options_.max_body_bytes);
-  s.set_read_timeout(options_.read_timeout_seconds, 0);
-  s.set_keep_alive_max_count(1000);
+struct HttpServer::Impl {
+  HttpRoutes& routes;
+  const HttpServerOptions& options;
+  int listen_fd = -1, epoll_fd = -1, wake_fd = -1;
+  std::atomic<bool> stop_requested{false};
+  std::unordered_map<int, std::unique_ptr<Connection>> connections;  // loop thread only
+  std::mutex fds_mutex;                                              // guards open_fds
+  std::unordered_set<int> open_fds;  // the connections' sockets, for drop_connections()
+  std::mutex completions_mutex;
+  std::vector<Completion> completions;
+  std::mutex tasks_mutex;
+  std::condition_variable tasks_ready;
+  std::deque<std::function<void()>> tasks;
+  bool workers_stop = false;
+  std::optional<Clock::time_point> accept_paused_until;
 
-  // SO_REUSEADDR only (httplib's default adds SO_REUSEPORT): a restarted server can bind while
-  // the old connections linger in TIME_WAIT, but a second server on a port in use fails to bind
-  // instead of silently taking half of the connections.
-  s.set_socket_options([](socket_t sock) {
-    int yes = 1;
-    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
-  });
+  Impl(HttpRoutes& r, const HttpServerOptions& o) : routes(r), options(o) {
+    epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (epoll_fd < 0 || wake_fd < 0)
+      fail("serve: cannot create the event loop: {}", strerror(errno));
+  }
+  ~Impl() {
+    if (listen_fd >= 0) close(listen_fd);
+    close(epoll_fd);
+    close(wake_fd);
+  }
+  void wake() {
+    const uint64_t one = 1;
+    (void)!write(wake_fd, &one, sizeof(one));
+  }
+  int timeout_ms() const { return options.read_timeout_seconds * 1000; }
 
-  // Everything decided from the request line and headers, before httplib reads a body: framing,
-  // size, method and API key. A refusal here closes the connection, as the body stays unread.
-  s.set_pre_routing_handler([this](const httplib::Request& req, httplib::Response& res) {
-    const bool body_expected = req.method == "POST" || req.method == "PUT" ||
-                               req.method == "PATCH" || req.method == "DELETE" ||
-                               req.method == "PRI";  // httplib reads a body for these
-    size_t lengths = 0;
-    const std::string* length = header(req, "Content-Length", &lengths);
-    const std::string* encoding = header(req, "Transfer-Encoding");
-    bool body_pending = false;
-    auto refuse = [&](int status, const std::string& message) {
-      const HttpReply reply = routes_.error(status, message);
-      if (body_pending || status == 400 || status == 411 || status == 413)
-        send_and_close(req, reply, res);
-      else
-        send(reply, res);
-      return httplib::Server::HandlerResponse::Handled;
-    };
-    if (encoding != nullptr) {
-      if (strcasecmp(encoding->c_str(), "chunked") != 0 ||
-          encoding->find('\0') != std::string::npos)
-        return refuse(
-            400, fmt::format("Transfer-Encoding '{}' is not supported (only chunked)", *encoding));
-      if (length != nullptr)
-        return refuse(400, "both Content-Length and Transfer-Encoding were sent");
-      body_pending = body_expected;
-    } else if (length != nullptr) {
-      // Digits only: httplib's strtoull would take "-1" as 2^64 - 1 and wait for that many bytes.
-      if (lengths > 1 || length->empty() ||
-          length->find_first_not_of("0123456789") != std::string::npos)
-        return refuse(400, fmt::format("invalid Content-Length '{}'", *length));
-      const uint64_t bytes = length->size() > 19 ? UINT64_MAX : std::stoull(*length);
-      if (bytes > options_.max_body_bytes)
-        return refuse(413, fmt::format("request body over {} bytes", options_.max_body_bytes));
-      body_pending = body_expected && bytes > 0;
-    } else if (body_expected) {
-      // Without either header httplib would read the body until the client closes.
-      return refuse(411, "Content-Length or Transfer-Encoding: chunked is required");
-    }
-    const std::string allowed = routes_.allowed_methods(req.path);
-    if (!allowed.empty() && !method_listed(allowed, req.method)) {
-      refuse(405, fmt::format("method {} is not allowed on {}", req.method, req.path));
-      res.set_header("Allow", allowed);
-      return httplib::Server::HandlerResponse::Handled;
-    }
-    if (!options_.api_key.empty() && req.path.rfind("/v1/", 0) == 0) {
-      const std::string* authorization = header(req, "Authorization");
-      if (authorization == nullptr || !bearer_matches(*authorization, options_.api_key))
-        return refuse(401, "Invalid or missing API key (Authorization: Bearer ...)");
-    }
-    return httplib::Server::HandlerResponse::Unhandled;
-  });
+  // Sets what the loop waits for on `c`; none (0) takes the socket out of the epoll set, since
+  // hang-ups are reported even to an empty interest and would wake the loop until the worker
+  // handling the request notices them.
+  void watch(Connection& c, uint32_t events) {
+    if (c.events == events) return;
+    epoll_event e{};
+    e.events = events;
+    e.data.fd = c.fd;
+    const int op = events == 0 ? EPOLL_CTL_DEL : c.events == 0 ? EPOLL_CTL_ADD : EPOLL_CTL_MOD;
+    epoll_ctl(epoll_fd, op, c.fd, &e);
+    c.events = events;
+  }
 
-  auto handler = [this](const httplib::Request& req, httplib::Response& res) {
-    send(routes_.handle(req.method, req.path, req.body, client_alive_probe(req)), res);
-  };
-  // Bodies are read here, not by httplib, so that the size limit holds for every transfer
-  // encoding while the body arrives (httplib 0.11 checks it only against Content-Length).
-  auto reading_handler = [this](const httplib::Request& req, httplib::Response& res,
-                                const httplib::ContentReader& read) {
-    // With a Content-Length (checked against the limit already) the body gets one allocation of
-    // its size. A chunked body's size is unknown: it goes into 1 MiB blocks, joined at the end,
-    // so that a refused upload peaks at the limit plus one block, not at the 1.5-2x of a string
-    // that doubles its capacity by copying (blocks this large are mapped and unmapped whole, so
-    // the memory also goes back to the system).
-    constexpr size_t kBlock = size_t{1} << 20;
-    std::string body;
-    std::vector<std::string> blocks;
-    size_t total = 0;
-    bool over = false;
-    const std::string* length = header(req, "Content-Length");
-    if (length != nullptr) body.reserve(std::stoull(*length));
-    const bool complete = read([&](const char* data, size_t size) {
-      if (size > options_.max_body_bytes - total) {
-        over = true;
-        return false;
-      }
-      total += size;
-      if (length != nullptr) {
-        body.append(data, size);
-        return true;
-      }
-      while (size > 0) {
-        if (blocks.empty() || blocks.back().size() == kBlock) blocks.emplace_back().reserve(kBlock);
-        const size_t n = std::min(size, kBlock - blocks.back().size());
-        blocks.back().append(data, n);
-        data += n;
-        size -= n;
-      }
-      return true;
-    });
-    if (!over && !blocks.empty()) {
-      body.reserve(total);
-      for (std::string& block : blocks) {
-        body += block;
-        std::string().swap(block);
-      }
+  void close_connection(int fd) {
+    epoll_ctl(epoll_fd, EPOLL_CTL_DEL, fd, nullptr);
+    {
+      std::lock_guard<std::mutex> lock(fds_mutex);
+      open_fds.erase(fd);
     }
-    if (over) {
-      send_and_close(
-          req,
-          routes_.error(413, fmt::format("request body over {} bytes", options_.max_body_bytes)),
-          res);
-      return;
-    }
-    if (!complete) {
-      send_and_close(req, routes_.error(400, "malformed or incomplete request body"), res);
-      return;
-    }
-    send(routes_.handle(req.method, req.path, body, client_alive_probe(req)), res);
-  };
-  s.Get(R"(/.*)", handler);
-  s.Post(R"(/.*)", reading_handler);
-  s.Put(R"(/.*)", reading_handler);
-  s.Patch(R"(/.*)", reading_handler);
-  s.Delete(R"(/.*)", reading_handler);
-  s.set_exception_handler(
-      [this](const httplib::Request& req, httplib::Response& res, std::exception_ptr error) {
-        std::string what = "unknown error";
-        try {
-          std::rethrow_exception(error);
-        } catch (const std::exception& e) {
-          what = e.what();
-        } catch (...) {
+    close(fd);
+    connections.erase(fd);
+  }
+
+  void accept_all() {
+    for (int i = 0; i < 256; ++i) {
+      const int fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      if (fd < 0) {
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+          // Out of descriptors: stop accepting for a moment instead of spinning on the listener.
+          log_warn("serve: cannot accept a connection: {}", strerror(errno));
+          epoll_ctl(epoll_fd, EPOLL_CTL_DEL, listen_fd, nullptr);
+          accept_paused_until = Clock::now() + std::chrono::milliseconds(100);
         }
-        log_warn("{} {}: {}", req.method, req.path, what);
-        send(routes_.error(500, "internal error: " + what), res);
-      });
-  s.set_error_handler([this](const httplib::Request& req, httplib::Response& res) {
-    // Routing and transport errors httplib produced itself (no body set by a handler).
-    if (!res.body.empty() || res.content_provider_) return;
-    if (res.status == 413) {
-      send(routes_.error(413, fmt::format("request body over {} bytes", options_.max_body_bytes)),
-           res);
-    } else if (res.status == 404 || res.status == 405) {
-      send(routes_.error(404, fmt::format("no route {} {}", req.method, req.path)), res);
-    } else if (res.status >= 400) {
-      send(routes_.error(res.status, "bad request"), res);
+        return;
+      }
+      const int yes = 1;
+      setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));  // SSE events go out at once
+      auto c = std::make_unique<Connection>();
+      c->fd = fd;
+      c->events = EPOLLIN;
+      epoll_event e{};
+      e.events = EPOLLIN;
+      e.data.fd = fd;
+      epoll_ctl(epoll_fd, EPOLL_CTL_ADD, fd, &e);
+      {
+        std::lock_guard<std::mutex> lock(fds_mutex);
+        open_fds.insert(fd);
+      }
+      connections[fd] = std::move(c);
     }
-  });
+  }
+
+  // Replies with the routes' error and, for every refusal that may leave a body unread, closes
+  // the connection (after lingering: see flush()).
+  void refuse(Connection& c, int status, const std::string& message,
+              std::string_view extra_headers = "") {
+    const bool body_pending = c.phase == Phase::kBody || c.head.body_expected();
+    const bool close = body_pending || (status != 401 && status != 405) || !c.head.keep_alive;
+    c.out += whole_reply(routes.error(status, message), close, false, extra_headers);
+    c.phase = Phase::kWriting;
+    c.close_after_write = close;
+    c.linger_after_write = close;
+    flush(c);
+  }
+
+  // Parses what has arrived: a head (checked for framing, method and key before any body byte
+  // is read), then the body; a complete request goes to a worker.
+  void advance(Connection& c) {
+    if (c.phase == Phase::kHead) {
+      if (stop_requested && c.in.empty()) return close_connection(c.fd);
+      const HeadResult r = read_http_head(c.in, kMaxHeadBytes, options.max_body_bytes, c.head);
+      if (r.refusal) return refuse(c, r.refusal->status, r.refusal->message);
+      if (r.consumed == 0) return;
+      c.in.erase(0, r.consumed);
+      const std::string allowed = routes.allowed_methods(c.head.path);
+      if (!allowed.empty() && !method_listed(allowed, c.head.method))
+        return refuse(c, 405,
+                      fmt::format("method {} is not allowed on {}", c.head.method, c.head.path),
+                      fmt::format("Allow: {}\r\n", allowed));
+      if (!options.api_key.empty() && c.head.path.rfind("/v1/", 0) == 0) {
+        const std::string* authorization = c.head.header("Authorization");
+        if (authorization == nullptr || !bearer_matches(*authorization, options.api_key))
+          return refuse(c, 401, "Invalid or missing API key (Authorization: Bearer ...)");
+      }
+      // Only now, with the request accepted, is the client told to send its body.
+      if (c.head.expect_continue && c.head.body_expected())
+        c.out += "HTTP/1.1 100 Continue\r\n\r\n";
+      c.body.emplace(c.head, options.max_body_bytes);
+      c.phase = Phase::kBody;
+    }
+    if (c.phase != Phase::kBody) return;
+    switch (c.body->feed(c.in)) {
+      case BodyReader::Step::kMore:
+        if (c.out.size() > c.out_sent) return flush(c);  // the 100 Continue
+        return watch(c, EPOLLIN);
+      case BodyReader::Step::kRefused:
+        return refuse(c, c.body->refusal().status, c.body->refusal().message);
+      case BodyReader::Step::kDone:
+        return dispatch(c);
+    }
+  }
+
+  void dispatch(Connection& c) {
+    c.phase = Phase::kHandling;
+    watch(c, 0);  // nothing to read or write until the worker is done
+    c.out.clear();
+    c.out_sent = 0;
+    std::string body = c.body->take();
+    c.body.reset();
+    std::lock_guard<std::mutex> lock(tasks_mutex);
+    tasks.emplace_back(
+        [this, fd = c.fd, head = c.head, body = std::move(body)] { handle(fd, head, body); });
+    tasks_ready.notify_one();
+  }
+
+  // Runs on a worker: the routes produce the reply; a stream is written here, a whole reply goes
+  // back to the loop. The socket stays open until the loop has the completion.
+  void handle(int fd, const HttpHead& head, const std::string& body) {
+    const bool close = !head.keep_alive || stop_requested;
+    const bool head_only = head.method == "HEAD";
+    const ClientAlive alive = [fd] {
+      char byte;
+      const ssize_t n = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+      if (n > 0) return true;  // a pipelined request: still connected
+      if (n == 0) return false;
+      return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+    };
+    Completion done{fd, "", close};
+    HttpReply reply;
+    try {
+      reply = routes.handle(head_only ? "GET" : head.method, head.path, body, alive);
+      if (reply.stream) {
+        bool ok = send_all(fd,
+                           reply_head(reply.status, reply.content_type, close,
+                                      "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n") +
+                               "\r\n",
+                           timeout_ms());
+        const ChunkWrite write = [&](std::string_view data) {
+          if (ok && !data.empty())
+            ok = send_all(fd, fmt::format("{:x}\r\n{}\r\n", data.size(), data), timeout_ms());
+          return ok;
+        };
+        reply.stream(write);  // even after a failed head: the stream cancels its work on `false`
+        ok = ok && send_all(fd, "0\r\n\r\n", timeout_ms());
+        done.close = close || !ok;
+      } else {
+        done.bytes = whole_reply(reply, close, head_only);
+      }
+    } catch (...) {
+      std::string what = "unknown error";
+      try {
+        throw;
+      } catch (const std::exception& e) {
+        what = e.what();
+      } catch (...) {
+      }
+      log_warn("{} {}: {}", head.method, head.path, what);
+      done.close = close || static_cast<bool>(reply.stream);  // a stream may be partly sent
+      if (!reply.stream)
+        done.bytes = whole_reply(routes.error(500, "internal error: " + what), close, head_only);
+    }
+    {
+      std::lock_guard<std::mutex> lock(completions_mutex);
+      completions.push_back(std::move(done));
+    }
+    wake();
+  }
+
+  void complete(Completion& done) {
+    auto it = connections.find(done.fd);
+    if (it == connections.end()) return;
+    Connection& c = *it->second;
+    c.last_activity = Clock::now();
+    c.close_after_write = done.close || stop_requested;
+    c.linger_after_write = false;
+    if (done.bytes.empty()) {  // a stream, already written
+      if (c.close_after_write) return close_connection(c.fd);
+      c.phase = Phase::kHead;
+      watch(c, EPOLLIN);
+      return advance(c);
+    }
+    c.out = std::move(done.bytes);
+    c.out_sent = 0;
+    c.phase = Phase::kWriting;
+    flush(c);
+  }
+
+  // Writes what is pending without blocking. A finished reply returns the connection to reading
+  // the next request, or closes it; a refusal that left a body unread first sends FIN and
+  // discards what the client still sends for up to 2 s, so that an uploading client sees the
+  // reply rather than a reset.
+  void flush(Connection& c) {
+    while (c.out_sent < c.out.size()) {
+      const ssize_t n = send(c.fd, c.out.data() + c.out_sent, c.out.size() - c.out_sent,
+                             MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n > 0) {
+        c.out_sent += static_cast<size_t>(n);
+        c.last_activity = Clock::now();
+      } else if (n < 0 && errno == EINTR) {
+        continue;
+      } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        watch(c, c.phase == Phase::kWriting ? EPOLLOUT : EPOLLIN | EPOLLOUT);
+        return;
+      } else {
+        return close_connection(c.fd);
+      }
+    }
+    c.out.clear();
+    c.out_sent = 0;
+    if (c.phase != Phase::kWriting) return watch(c, EPOLLIN);
+    if (c.close_after_write && c.linger_after_write) {
+      shutdown(c.fd, SHUT_WR);
+      c.phase = Phase::kLingering;
+      c.in.clear();
+      c.last_activity = Clock::now();
+      watch(c, EPOLLIN);
+      return;
+    }
+    if (c.close_after_write) return close_connection(c.fd);
+    c.phase = Phase::kHead;
+    watch(c, EPOLLIN);
+    advance(c);  // a pipelined request may be waiting in `in` already
+  }
+
+  void readable(Connection& c) {
+    char buffer[kReadBytes];
+    const ssize_t n = recv(c.fd, buffer, sizeof(buffer), MSG_DONTWAIT);
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return;
+    if (n <= 0) return close_connection(c.fd);  // closed, reset, or shut down by a drop
+    if (c.phase == Phase::kLingering) return;   // discarded
+    c.last_activity = Clock::now();
+    c.in.append(buffer, static_cast<size_t>(n));
+    advance(c);
+  }
+
+  void on_event(int fd, uint32_t events) {
+    auto it = connections.find(fd);
+    if (it == connections.end()) return;
+    Connection& c = *it->second;
+    if ((events & EPOLLOUT) && c.out.size() > c.out_sent) {
+      flush(c);
+      if (connections.find(fd) == connections.end()) return;  // closed by flush
+    }
+    if ((events & (EPOLLIN | EPOLLHUP | EPOLLERR)) &&
+        (c.phase == Phase::kHead || c.phase == Phase::kBody || c.phase == Phase::kLingering))
+      readable(c);
+    else if ((events & (EPOLLHUP | EPOLLERR)) && c.phase == Phase::kWriting)
+      close_connection(fd);
+  }
+
+  // Closes connections that stalled (no byte read or written for the read timeout), ends
+  // lingering, resumes a paused listener, and, once stopping, closes connections with no
+  // request in progress.
+  void sweep() {
+    const auto now = Clock::now();
+    if (accept_paused_until && now >= *accept_paused_until && listen_fd >= 0) {
+      epoll_event e{};
+      e.events = EPOLLIN;
+      e.data.fd = listen_fd;
+      epoll_ctl(epoll_fd, EPOLL_CTL_ADD, listen_fd, &e);
+      accept_paused_until.reset();
+    }
+    std::vector<int> expired;
+    for (const auto& [fd, c] : connections) {
+      const bool lingered = c->phase == Phase::kLingering && now - c->last_activity > kLinger;
+      const bool stalled =
+          c->phase != Phase::kHandling && c->phase != Phase::kLingering &&
+          now - c->last_activity > std::chrono::seconds(options.read_timeout_seconds);
+      const bool idle = stop_requested && c->phase == Phase::kHead && c->in.empty() &&
+                        c->out.size() == c->out_sent;
+      if (lingered || stalled || idle) expired.push_back(fd);
+    }
+    for (const int fd : expired) close_connection(fd);
+  }
+
+  void work() {
+    for (;;) {
+      std::function<void()> task;
+      {
+        std::unique_lock<std::mutex> lock(tasks_mutex);
+        tasks_ready.wait(lock, [this] { return workers_stop || !tasks.empty(); });
+        if (tasks.empty()) return;
+        task = std::move(tasks.front());
+        tasks.pop_front();
+      }
+      task();
+    }
+  }
+
+  void loop() {
+    std::vector<std::thread> workers;
+    for (size_t i = 0; i < std::max<size_t>(options.threads, 1); ++i)
+      workers.emplace_back([this] { work(); });
+    epoll_event e{};
+    e.events = EPOLLIN;
+    e.data.fd = wake_fd;
+    epoll_ctl(epoll_fd, EPOLL_CTL_ADD, wake_fd, &e);
+    e.data.fd = listen_fd;
+    epoll_ctl(epoll_fd, EPOLL_CTL_ADD, listen_fd, &e);
+    std::vector<epoll_event> ready(256);
+    auto last_sweep = Clock::now();
+    for (;;) {
+      if (stop_requested && listen_fd >= 0) {  // stop accepting; let open requests finish
+        epoll_ctl(epoll_fd, EPOLL_CTL_DEL, listen_fd, nullptr);
+        close(listen_fd);
+        listen_fd = -1;
+        sweep();
+      }
+      if (listen_fd < 0 && connections.empty()) break;
+      const int n = epoll_wait(epoll_fd, ready.data(), static_cast<int>(ready.size()), 100);
+      for (int i = 0; i < n; ++i) {
+        const int fd = ready[i].data.fd;
+        if (fd == listen_fd) {
+          accept_all();
+        } else if (fd == wake_fd) {
+          uint64_t count;
+          (void)!read(wake_fd, &count, sizeof(count));
+        } else {
+          on_event(fd, ready[i].events);
+        }
+      }
+      std::vector<Completion> done;
+      {
+        std::lock_guard<std::mutex> lock(completions_mutex);
+        done.swap(completions);
+      }
+      for (Completion& d : done) complete(d);
+      if (Clock::now() - last_sweep > std::chrono::milliseconds(100)) {
+        sweep();
+        last_sweep = Clock::now();
+      }
+    }
+    {
+      std::lock_guard<std::mutex> lock(tasks_mutex);
+      workers_stop = true;
+    }
+    tasks_ready.notify_all();
+    for (std::thread& t : workers) t.join();
+  }
+};
+
+HttpServer::HttpServer(HttpRoutes& routes, HttpServerOptions options)
+    : routes_(routes), options_(std::move(options)) {
+  impl_ = std::make_unique<Impl>(routes_, options_);
 }
 
 HttpServer::~HttpServer() { stop(); }
 
 int HttpServer::bind() {
-  httplib::Server& s = impl_->server;
-  if (options_.port == 0) {
-    port_ = s.bind_to_any_port(options_.host);
-    if (port_ <= 0) fail("serve: cannot bind {} (any port)", options_.host);
-  } else {
-    if (!s.bind_to_port(options_.host, options_.port))
-      fail("serve: cannot listen on {}:{}: {}", options_.host, options_.port,
-           bind_failure(options_.host, options_.port));
-    port_ = options_.port;
+  raise_descriptor_limit();
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  const std::string service = std::to_string(options_.port);
+  const std::string where = options_.port == 0 ? options_.host + " (any port)"
+                                               : fmt::format("{}:{}", options_.host, options_.port);
+  if (const int rc = getaddrinfo(options_.host.c_str(), service.c_str(), &hints, &found); rc != 0)
+    fail("serve: cannot listen on {}: {}", where, gai_strerror(rc));
+  std::string why = "no address";
+  for (addrinfo* a = found; a != nullptr && impl_->listen_fd < 0; a = a->ai_next) {
+    const int fd =
+        socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) {
+      why = strerror(errno);
+      continue;
+    }
+    // SO_REUSEADDR only: a restarted server binds while old connections sit in TIME_WAIT, but a
+    // second server on a port in use fails (SO_REUSEPORT would let it take half the connections).
+    const int yes = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    if (::bind(fd, a->ai_addr, a->ai_addrlen) == 0 && listen(fd, SOMAXCONN) == 0) {
+      impl_->listen_fd = fd;
+    } else {
+      why = strerror(errno);
+      close(fd);
+    }
   }
+  freeaddrinfo(found);
+  if (impl_->listen_fd < 0) fail("serve: cannot listen on {}: {}", where, why);
+  sockaddr_storage bound{};
+  socklen_t length = sizeof(bound);
+  getsockname(impl_->listen_fd, reinterpret_cast<sockaddr*>(&bound), &length);
+  port_ = ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6&>(bound).sin6_port
+                                            : reinterpret_cast<sockaddr_in&>(bound).sin_port);
   return port_;
 }
 
 void HttpServer::run() {
-  if (!impl_->stop_requested) impl_->server.listen_after_bind();
+  if (!impl_->stop_requested && impl_->listen_fd >= 0) impl_->loop();
 }
 
 void HttpServer::stop() {
   if (!impl_) return;
   impl_->stop_requested = true;
-  // httplib's stop() acts only while its loop runs; a stop() that lands between run()'s check and
-  // the loop's start is lost, so a caller that must be sure calls stop() again (it is idempotent).
-  if (impl_->server.is_running() && !impl_->listener_closed.exchange(true)) impl_->server.stop();
+  impl_->wake();
 }
 
 int HttpServer::drop_connections() {
-  // httplib keeps no list of its connections; they are the process's sockets connected on the
-  // server's port (the listening socket, closed by stop(), has no peer).
-  DIR* dir = opendir("/proc/self/fd");
-  if (dir == nullptr) return 0;
+  std::lock_guard<std::mutex> lock(impl_->fds_mutex);
   int dropped = 0;
-  while (dirent* entry = readdir(dir)) {
-    if (entry->d_name[0] < '0' || entry->d_name[0] > '9') continue;
-    const int fd = std::atoi(entry->d_name);
-    if (is_socket_on_port(fd, port_) && shutdown(fd, SHUT_RDWR) == 0) ++dropped;
-  }
-  closedir(dir);
+  for (const int fd : impl_->open_fds)
+    if (shutdown(fd, SHUT_RDWR) == 0) ++dropped;
   return dropped;
 }
 

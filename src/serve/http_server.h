@@ -1,7 +1,8 @@
-// The HTTP transport of `minimax serve`: a cpp-httplib server on one address, API-key checks on
-// /v1/*, request size limits, and streamed (chunked, server-sent events) replies whose writer
-// reports a client that went away. What each route does is the Routes object's business
-// (serve/openai_service.h); this file knows sockets, not OpenAI.
+// The HTTP transport of `minimax serve`: an event-driven HTTP/1.1 server on one address (an epoll
+// loop reads requests, a fixed pool of workers runs the routes; see docs/api.md "Transport"),
+// API-key checks on /v1/*, request size limits, and streamed (chunked, server-sent events)
+// replies whose writer reports a client that went away. What each route does is the Routes object's
+// business (serve/openai_service.h); this file knows sockets, not OpenAI.
 #pragma once
 
 #include <functional>
@@ -48,7 +49,7 @@ struct HttpServerOptions {
   std::string host = "127.0.0.1";
   int port = 8000;      // 0 = an ephemeral port (see HttpServer::port())
   std::string api_key;  // "" = no check; else /v1/* need "Authorization: Bearer KEY"
-  size_t threads = 64;  // connections served at once (each stream holds one)
+  size_t threads = 64;  // requests handled at once (each stream holds one); not a connection limit
   size_t max_body_bytes = 32u << 20;
   int read_timeout_seconds = 60;
 };

@@ -6,6 +6,12 @@
 #include "serve/service_requests.h"
 
 namespace minimax {
+namespace {
+
+// GET /v1/models/{id}: the id is the rest of the path, slashes included ("MiniMaxAI/MiniMax-M2").
+constexpr std::string_view kModelPrefix = "/v1/models/";
+
+}  // namespace
 
 OpenAiService::OpenAiService(const TextModel& model, Engine& engine, ServiceOptions options)
     : model_(model), engine_(engine), options_(std::move(options)), created_(unix_now()) {}
@@ -22,7 +28,11 @@ HttpReply OpenAiService::models() const {
 
 std::string OpenAiService::allowed_methods(std::string_view path) {
   if (path == "/health" || path == "/metrics" || path == "/v1/models") return "GET";
-  if (path == "/v1/chat/completions" || path == "/v1/completions") return "POST";
+  if (path == "/v1/chat/completions" || path == "/v1/completions" || path == "/tokenize" ||
+      path == "/detokenize")
+    return "POST";
+  if (path.substr(0, kModelPrefix.size()) == kModelPrefix && path.size() > kModelPrefix.size())
+    return "GET";
   return "";
 }
 
@@ -39,6 +49,11 @@ HttpReply OpenAiService::handle(std::string_view method, std::string_view path,
     if (path == "/v1/models" && get) return models();
     if (path == "/v1/chat/completions" && post) return chat_completions(body, client_alive);
     if (path == "/v1/completions" && post) return completions(body, client_alive);
+    if (path == "/tokenize" && post) return tokenize(body);
+    if (path == "/detokenize" && post) return detokenize(body);
+    if (get && path.substr(0, kModelPrefix.size()) == kModelPrefix &&
+        path.size() > kModelPrefix.size())
+      return model(path.substr(kModelPrefix.size()));
     if (!allowed_methods(path).empty())  // the transport answers this first; kept for direct calls
       return error(405, fmt::format("method {} is not allowed on {}", method, path));
     return error_reply(not_found(fmt::format("no route {} {}", method, path)));

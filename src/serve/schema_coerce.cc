@@ -251,6 +251,9 @@ const json* item_schema(const json* schema, size_t index, const json* root) {
 }
 
 ojson coerce_value(std::string_view text, const json* schema, const json* root) {
+  // No schema (no tools in the request, an undeclared tool or parameter): the text as written,
+  // as vLLM does; guessing a type would turn a zip code or an id like "0042" into a number.
+  if (schema == nullptr) return std::string(text);
   const std::string_view trimmed = trim_space(text);
   const unsigned types = schema_types(schema, root);
   if (types == 0) return json_or_text(trimmed, text);

@@ -52,8 +52,10 @@ const nlohmann::json* item_schema(const nlohmann::json* schema, size_t index,
                                   const nlohmann::json* root);
 
 // The value of argument text `text` under `schema`:
-// - no type information: the JSON the text spells (after trimming whitespace) if it is valid
-//   JSON, else the text as a string;
+// - no schema (nullptr: no tools in the request, an undeclared tool or parameter): the text as a
+//   string, unchanged (vLLM's behaviour: "5" stays "5");
+// - a schema with no type information: the JSON the text spells (after trimming whitespace) if
+//   it is valid JSON, else the text as a string;
 // - null admitted and the trimmed text is "null" (any case), or empty with no string admitted:
 //   null;
 // - otherwise the first of integer, number, boolean, object, array, string that the schema

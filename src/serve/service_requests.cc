@@ -44,7 +44,7 @@ std::vector<std::shared_ptr<RequestStream>> submit_choices(Engine& engine, const
   if (!fields.ignore_eos) base.stop.stop_token_ids = model.text().eos_token_ids;
   for (int32_t id : fields.stop_token_ids) base.stop.stop_token_ids.push_back(id);
   base.stop.stop_strings = fields.stop;
-  const std::string prompt_field = "messages";
+  const std::string& prompt_field = spec.prompt_field;
   if (!fields.max_tokens && base.stop.max_tokens <= 0)
     throw ApiException(bad_request(
         fmt::format("the prompt ({} tokens) leaves no room to generate within max_model_len {}",

@@ -26,6 +26,8 @@ struct ChoiceSpec {
   std::optional<ForcedTokens> forced;
   int prompt_logprobs = -1;  // top-n per prompt position for the engine, -1 = off
   double timeout_seconds = 0;
+  // The request field that holds the prompt, named by errors about it ("prompt" in completions).
+  std::string prompt_field = "messages";
 };
 
 // Submits the request's n choices (seeds seed, seed+1, … when a seed is given; fresh random

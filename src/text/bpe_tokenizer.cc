@@ -59,6 +59,24 @@ std::vector<int32_t> BpeTokenizer::encode(std::string_view text, bool parse_spec
   return ids;
 }
 
+std::vector<TextSegment> BpeTokenizer::special_tokens_in(std::string_view text) const {
+  std::vector<TextSegment> first_pass, found;
+  impl_->raw_matcher.split(text, 0, true, &first_pass);
+  for (const TextSegment& s : first_pass) {
+    if (s.id >= 0) {
+      if (impl_->id_special[s.id]) found.push_back(s);
+      continue;
+    }
+    if (impl_->normalized_matcher.empty()) continue;
+    std::vector<TextSegment> second_pass;
+    impl_->normalized_matcher.split(text.substr(s.begin, s.end - s.begin), s.begin, true,
+                                    &second_pass);
+    for (const TextSegment& t : second_pass)
+      if (t.id >= 0 && impl_->id_special[t.id]) found.push_back(t);
+  }
+  return found;
+}
+
 std::string BpeTokenizer::decode(std::span<const int32_t> ids, bool skip_special) const {
   std::string bytes;
   for (int32_t id : ids) {

@@ -29,6 +29,10 @@ class BpeTokenizer {
   // become their ids; special ones only when `parse_special` is true, else they are BPE-encoded
   // like any text (HF's encode_special_tokens). Non-special added tokens are always split out.
   std::vector<int32_t> encode(std::string_view text, bool parse_special = true) const;
+  // The special tokens encode(text, true) finds in `text`, in order: byte ranges (with the
+  // whitespace their lstrip/rstrip flags absorb) and ids. Everything between them is what
+  // encode(piece, false) would encode.
+  std::vector<TextSegment> special_tokens_in(std::string_view text) const;
 
   // Concatenates the tokens' bytes and repairs invalid UTF-8 with U+FFFD (one per maximal invalid
   // subpart), as HF's ByteLevel decoder does. Ids without a token are skipped, as in HF.

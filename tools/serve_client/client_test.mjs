@@ -87,6 +87,15 @@ const greedy = { model, temperature: 0, max_tokens: 48 };
 // 1. Models.
 const models = await client.models.list();
 check(models.data.some((m) => m.id === model), "/v1/models lists the served model");
+const card = await client.models.retrieve(model);
+check(card.id === model && card.object === "model", "/v1/models/{id} returns the served model's card");
+try {
+  await client.models.retrieve("no-such-model");
+  check(false, "/v1/models/{id} for an unknown id is a 404");
+} catch (e) {
+  check(e.status === 404 && e.error?.param === "model", "/v1/models/{id} for an unknown id is a 404",
+        `${e.status} ${JSON.stringify(e.error)}`);
+}
 
 // 2. Streaming chat with reasoning; the prose-markers system message.
 await sameBothWays("chat", { ...greedy, messages: [{ role: "user", content: "What is 12 + 7?" }] });

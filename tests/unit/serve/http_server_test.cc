@@ -1,6 +1,7 @@
 // The HTTP transport on loopback with stub routes: API-key checks only on /v1/*, errors for
 // unknown routes and oversized bodies come from the routes' error(), streamed replies arrive in
-// pieces, and a streamed reply notices a client that went away.
+// pieces, a streamed reply notices a client that went away, and a thousand slow clients do not
+// keep a new request from being answered.
 #include "serve/http_server.h"
 
 #include <arpa/inet.h>
@@ -8,6 +9,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -16,6 +18,7 @@
 #include <chrono>
 #include <csignal>
 #include <thread>
+#include <vector>
 
 namespace minimax {
 namespace {
@@ -260,7 +263,7 @@ TEST(HttpServer, BadContentLengthsAreRefusedAtOnce) {
   } cases[] = {{"-1", "400 Bad Request"},
                {"+5", "400 Bad Request"},
                {"1e3", "400 Bad Request"},
-               {"", "411 Length Required"},  // httplib drops a header with an empty value
+               {"", "400 Bad Request"},
                {"5000", "413 Payload Too Large"},
                {"18446744073709551616", "413 Payload Too Large"},
                {"99999999999999999999999", "413 Payload Too Large"}};
@@ -381,6 +384,123 @@ TEST(HttpServer, StopBeforeRunMakesRunReturn) {
   server.bind();
   server.stop();
   server.run();  // returns at once (the test would hang otherwise)
+}
+
+int connect_to(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (fd >= 0 && connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+// Reads from `fd` until `want` appears in what arrived (or 5 s pass); returns what arrived.
+std::string read_until(int fd, const std::string& want) {
+  timeval timeout{5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  std::string got;
+  char buffer[4096];
+  ssize_t n = 0;
+  while (got.find(want) == std::string::npos && (n = read(fd, buffer, sizeof(buffer))) > 0)
+    got.append(buffer, static_cast<size_t>(n));
+  return got;
+}
+
+TEST(HttpServer, HeadOverTheLimitIs431) {
+  StubRoutes routes;
+  Running running(routes, options_with_key());
+  bool closed = false;
+  const std::string reply = raw_exchange(
+      running.port,
+      "GET /health HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(100 << 10, 'a') + "\r\n\r\n",
+      &closed);
+  EXPECT_EQ(status_line(reply), "HTTP/1.1 431 Request Header Fields Too Large");
+  EXPECT_NE(reply.find("error: request head over"), std::string::npos) << reply.substr(0, 300);
+  EXPECT_TRUE(closed);
+}
+
+// "Expect: 100-continue" asks the server whether to send the body: it must hear the refusal
+// (here the 401 of a missing key), not a 100 that invites the upload first.
+TEST(HttpServer, ExpectContinueIsAnsweredOnlyAfterTheKeyIsChecked) {
+  StubRoutes routes;
+  Running running(routes, options_with_key());
+  const std::string head =
+      "POST /v1/x HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nExpect: 100-continue\r\n";
+  bool closed = false;
+  const std::string refused = raw_exchange(running.port, head + "\r\n", &closed);
+  EXPECT_EQ(status_line(refused), "HTTP/1.1 401 Unauthorized");
+  EXPECT_EQ(refused.find("100 Continue"), std::string::npos) << refused;
+  EXPECT_TRUE(closed);
+
+  const int fd = connect_to(running.port);
+  ASSERT_GE(fd, 0);
+  const std::string with_key = head + "Authorization: Bearer secret\r\n\r\n";
+  ASSERT_EQ(write(fd, with_key.data(), with_key.size()), static_cast<ssize_t>(with_key.size()));
+  const std::string go = read_until(fd, "\r\n\r\n");
+  EXPECT_EQ(go, "HTTP/1.1 100 Continue\r\n\r\n");
+  ASSERT_EQ(write(fd, "abcd", 4), 4);
+  const std::string reply = read_until(fd, "POST /v1/x 4");
+  EXPECT_EQ(status_line(reply), "HTTP/1.1 200 OK");
+  EXPECT_NE(reply.find("POST /v1/x 4"), std::string::npos) << reply;
+  close(fd);
+}
+
+TEST(HttpServer, PipelinedRequestsOnOneConnectionAreAnsweredInOrder) {
+  StubRoutes routes;
+  Running running(routes, options_with_key());
+  const std::string reply = raw_exchange(
+      running.port,
+      "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabcGET /b HTTP/1.1\r\nHost: x\r\n"
+      "Connection: close\r\n\r\n");
+  const size_t first = reply.find("POST /a 3");
+  const size_t second = reply.find("GET /b 0");
+  ASSERT_NE(first, std::string::npos) << reply;
+  ASSERT_NE(second, std::string::npos) << reply;
+  EXPECT_LT(first, second);
+}
+
+// The point of the event-driven transport: with far more slow clients than worker threads (each
+// holds a connection with half a head, half a body, or nothing sent), a new request is answered.
+TEST(HttpServer, AThousandSlowClientsDoNotKeepNewRequestsWaiting) {
+  constexpr int kSlow = 1000;
+  rlimit limit{};
+  ASSERT_EQ(getrlimit(RLIMIT_NOFILE, &limit), 0);
+  if (limit.rlim_cur < 2 * kSlow + 100 && limit.rlim_max >= 2 * kSlow + 100) {
+    limit.rlim_cur = 2 * kSlow + 100;  // both ends of every connection live in this process
+    ASSERT_EQ(setrlimit(RLIMIT_NOFILE, &limit), 0);
+  }
+  if (limit.rlim_cur < 2 * kSlow + 100)
+    GTEST_SKIP() << "ulimit -n is " << limit.rlim_cur << "; the test needs " << 2 * kSlow + 100;
+  StubRoutes routes;
+  HttpServerOptions options = options_with_key();
+  options.threads = 2;
+  Running running(routes, options);
+  std::vector<int> slow;
+  const std::string partial[] = {
+      "", "POST /x HTTP/1.1\r\nHost: x\r\nContent-Le",
+      "POST /x HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{\"a",
+      "POST /x HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nab"};
+  for (int i = 0; i < kSlow; ++i) {
+    const int fd = connect_to(running.port);
+    ASSERT_GE(fd, 0) << "connection " << i;
+    const std::string& bytes = partial[i % 4];
+    ASSERT_EQ(write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+    slow.push_back(fd);
+  }
+  httplib::Client client("127.0.0.1", running.port);
+  client.set_read_timeout(30, 0);
+  auto health = client.Get("/health");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  auto post = client.Post("/v1/x", {{"Authorization", "Bearer secret"}}, "{}", "application/json");
+  ASSERT_TRUE(post);
+  EXPECT_EQ(post->body, "POST /v1/x 2");
+  for (const int fd : slow) close(fd);
 }
 
 }  // namespace

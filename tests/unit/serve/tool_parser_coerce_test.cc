@@ -140,10 +140,13 @@ INSTANTIATE_TEST_SUITE_P(
         CoerceCase{R"({"enum":[1,2,3]})", "2", "2"},
         CoerceCase{R"({"enum":["a","b"]})", "1", R"("1")"},
         CoerceCase{R"({"type":"null"})", "null", "null"},
-        // No type information: the JSON the text spells, else the text.
-        CoerceCase{"null", "42", "42"}, CoerceCase{"null", " [1, 2] ", "[1,2]"},
-        CoerceCase{"null", "true", "true"}, CoerceCase{"null", "null", "null"},
-        CoerceCase{"null", "0042", R"("0042")"}, CoerceCase{"null", " hello ", R"(" hello ")"},
+        // No schema at all (no tools, an undeclared tool or parameter): the text, as vLLM.
+        CoerceCase{"null", "5", R"("5")"}, CoerceCase{"null", " [1, 2] ", R"(" [1, 2] ")"},
+        CoerceCase{"null", "true", R"("true")"}, CoerceCase{"null", "null", R"("null")"},
+        // A schema without type information: the JSON the text spells, else the text.
+        CoerceCase{"{}", "42", "42"}, CoerceCase{"{}", " [1, 2] ", "[1,2]"},
+        CoerceCase{"{}", "true", "true"}, CoerceCase{"{}", "null", "null"},
+        CoerceCase{"{}", "0042", R"("0042")"}, CoerceCase{"{}", " hello ", R"(" hello ")"},
         CoerceCase{R"({"description":"x"})", R"("quoted")", R"("quoted")"}));
 
 TEST(ToolSchemas, ReadsOpenAiToolsAndBareFunctions) {
