@@ -3,7 +3,10 @@
 // several ranks is refused with a message saying so.
 #include "parallel/mpi_world.h"
 
+#include <pthread.h>
+
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
@@ -164,7 +167,16 @@ MpiSession::MpiSession(int* argc, char*** argv) {
   // The model's collectives are issued by one thread at a time, not always the same one (the
   // server's engine thread, the main thread at start-up and exit).
   int provided = 0;
+  // Open MPI starts helper threads here. They must not take SIGINT/SIGTERM, whose default action
+  // would end the process (serve waits for them in its own thread to drain first): the threads
+  // inherit a mask that blocks them, and this thread gets its own mask back afterwards.
+  sigset_t stop_signals, before;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGINT);
+  sigaddset(&stop_signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, &before);
   MPI_Init_thread(argc, argv, MPI_THREAD_SERIALIZED, &provided);
+  pthread_sigmask(SIG_SETMASK, &before, nullptr);
   if (provided < MPI_THREAD_SERIALIZED) {
     std::fprintf(stderr, "error: the MPI library does not allow calls from several threads\n");
     MPI_Abort(MPI_COMM_WORLD, 1);

@@ -1,0 +1,49 @@
+# Shell helpers to run `minimax serve` under mpirun in the background (sourced by tests/mpi/*.sh
+# after scripts/lib/server.sh). Needs MINIMAX (the binary) set by the caller.
+
+MPI_PID=
+
+# start_mpi_server RANKS LOG MODEL_DIR [serve flags...]: starts `mpirun -n RANKS minimax serve` on a
+# free port, one thread per rank, waits until rank 0 listens and sets PORT and MPI_PID.
+start_mpi_server() {
+  local ranks=$1 log=$2 model=$3
+  shift 3
+  mpirun --oversubscribe --allow-run-as-root --bind-to none -n "$ranks" \
+    "$MINIMAX" serve --model "$model" --port 0 "$@" >"$log" 2>&1 &
+  MPI_PID=$!
+  for _ in $(seq 1 600); do
+    PORT=$(sed -n 's#.* on http://[^:]*:\([0-9]*\) .*#\1#p' "$log" | head -1)
+    [[ -n $PORT ]] && return 0
+    if ! kill -0 "$MPI_PID" 2>/dev/null; then
+      cat "$log" >&2
+      echo "mpirun exited before rank 0 listened (log: $log)" >&2
+      return 1
+    fi
+    sleep 0.1
+  done
+  cat "$log" >&2
+  echo "rank 0 did not listen within 60 s (log: $log)" >&2
+  return 1
+}
+
+# rank_pid R: the pid of rank R of the job started by start_mpi_server (Open MPI puts the rank in
+# each process's environment).
+rank_pid() {
+  local pid
+  for pid in $(pgrep -P "$MPI_PID"); do
+    if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1"; then
+      echo "$pid"
+      return 0
+    fi
+  done
+  return 1
+}
+
+# stop_mpi_servers: ends a job still running (SIGTERM to mpirun ends every rank).
+stop_mpi_servers() {
+  if [[ -n $MPI_PID ]]; then
+    kill "$MPI_PID" 2>/dev/null || true
+    wait "$MPI_PID" 2>/dev/null || true
+  fi
+  MPI_PID=
+}
