@@ -149,36 +149,4 @@ WeightView WeightLoader::decoded_bf16(const WeightView& w) {
   return d;
 }
 
-WeightView rank_slice(const WeightView& w, Split split, int rank, int ranks,
-                      std::string_view what) {
-  if (ranks <= 0 || rank < 0 || rank >= ranks)
-    fail("{}: rank {} of {} ranks is not a rank", what, rank, ranks);
-  auto share = [&](int64_t extent, std::string_view axis) {
-    if (extent % ranks != 0)
-      fail("{}: {} {} do not divide among {} ranks ({} split)", what, extent, axis, ranks,
-           split_name(split));
-    return extent / ranks;
-  };
-  switch (split) {
-    case Split::kReplicated:
-    case Split::kExpert:
-      return w;
-    case Split::kRows: {
-      const int64_t n = share(w.rows, "rows");
-      return slice_rows(w, rank * n, n, what);
-    }
-    case Split::kCols: {
-      const int64_t n = share(w.cols, "columns");
-      return slice_cols(w, rank * n, n, what);
-    }
-  }
-  return w;
-}
-
-int expert_owner(int expert, int num_experts, int ranks) {
-  if (num_experts % ranks != 0)
-    fail("expert parallelism: {} experts do not divide among {} ranks", num_experts, ranks);
-  return expert / (num_experts / ranks);
-}
-
 }  // namespace minimax

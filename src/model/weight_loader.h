@@ -12,17 +12,6 @@
 
 namespace minimax {
 
-// The part of `w` that rank `rank` of `ranks` holds under `split` (the table entry's rule for the
-// parallel mode, checkpoint/tensor_key.h): kRows / kCols an equal contiguous share of the rows /
-// columns, kReplicated and kExpert the whole view (under kExpert a rank holds whole experts; which
-// ones is expert_owner's). The slice points into the same bytes, so a rank touches only its
-// share of the mapping. Error naming `what` when the share does not divide evenly or a column
-// share would cut a quantization block.
-WeightView rank_slice(const WeightView& w, Split split, int rank, int ranks, std::string_view what);
-// The rank holding routed expert `expert` when `num_experts` are partitioned among `ranks` in
-// contiguous runs.
-int expert_owner(int expert, int num_experts, int ranks);
-
 class WeightLoader {
  public:
   WeightLoader(const TensorStore& store, const QuantConfig& quant,

@@ -1,0 +1,100 @@
+// The weights a rank loads under a parallel plan (model/model_weights.h, LoadOptions::plan) are
+// exactly the corresponding parts of the whole weights, cut by the tensor table's split rules;
+// under expert parallelism the other ranks' experts are never loaded.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "base/error.h"
+#include "kernels/reference/weight_rows.h"
+#include "model/model_weights.h"
+#include "tiny_fixture.h"
+
+namespace minimax {
+namespace {
+
+std::vector<double> row_of(const WeightView& w, int64_t r) {
+  std::vector<double> out(w.cols);
+  reference::decode_row(w, r, out.data());
+  return out;
+}
+
+// Rows [r0, r0 + share.rows) × columns [c0, c0 + share.cols) of `whole` equal `share`.
+void expect_part(const WeightView& whole, const WeightView& share, int64_t r0, int64_t c0) {
+  for (int64_t r = 0; r < share.rows; ++r) {
+    const std::vector<double> full = row_of(whole, r0 + r);
+    ASSERT_EQ(row_of(share, r),
+              std::vector<double>(full.begin() + c0, full.begin() + c0 + share.cols))
+        << "row " << r;
+  }
+}
+
+class RankShareTest : public ::testing::TestWithParam<QuantScheme> {};
+
+TEST_P(RankShareTest, TpTpAndTpEpSharesArePartsOfTheWhole) {
+  const std::string dir = testing_support::tiny_checkpoint(Arch::kM2, GetParam(), 1, 256);
+  const ModelConfig config = load_model_config(dir);
+  const QuantConfig quant = load_quant_config(dir);
+  const TensorStore store(dir);
+  const ModelWeights whole = load_model_weights(store, config, quant, {});
+  const int layer = 1, rank = 1, hd = config.head_dim;
+
+  LoadOptions tp;
+  tp.plan = make_parallel_plan({.tensor_parallel = 2}, 2, rank, config);
+  const ModelWeights mine = load_model_weights(store, config, quant, tp);
+  const AttentionWeights &a = whole.layers[layer].attn, &b = mine.layers[layer].attn;
+  // Rank 1 of 2: query heads 4..7, KV head 1, o_proj's matching input columns.
+  EXPECT_EQ(b.q.rows, a.q.rows / 2);
+  expect_part(a.q, b.q, 4 * hd, 0);
+  expect_part(a.k, b.k, 1 * hd, 0);
+  expect_part(a.v, b.v, 1 * hd, 0);
+  expect_part(a.o, b.o, 0, 4 * hd);
+  // M2's cross-head norm weights follow their heads.
+  EXPECT_EQ(b.q_norm, std::vector<float>(a.q_norm.begin() + 4 * hd, a.q_norm.end()));
+  // Experts split by their inner width: w1 by rows, w2 by columns.
+  const ExpertWeights &e = whole.layers[layer].moe_weights.experts[3],
+                      &f = mine.layers[layer].moe_weights.experts[3];
+  expect_part(e.gate, f.gate, e.gate.rows / 2, 0);
+  expect_part(e.down, f.down, 0, e.down.cols / 2);
+  EXPECT_LT(mine.mapped_bytes, whole.mapped_bytes);
+
+  // Expert parallel: rank 1 holds experts 8..15 whole and never loads the others.
+  LoadOptions ep;
+  ep.plan = make_parallel_plan({.tensor_parallel = 2, .expert_parallel = true}, 2, rank, config);
+  const ModelWeights held = load_model_weights(store, config, quant, ep);
+  const std::vector<ExpertWeights>& experts = held.layers[layer].moe_weights.experts;
+  EXPECT_EQ(experts[3].gate.data, nullptr);
+  EXPECT_EQ(experts[8].gate.data, whole.layers[layer].moe_weights.experts[8].gate.data);
+  // The router stays whole on every rank.
+  EXPECT_EQ(held.layers[layer].moe_weights.router.data,
+            whole.layers[layer].moe_weights.router.data);
+}
+
+INSTANTIATE_TEST_SUITE_P(Layouts, RankShareTest,
+                         ::testing::Values(QuantScheme::kNone, QuantScheme::kFp8Block,
+                                           QuantScheme::kFp8Channel, QuantScheme::kNvfp4),
+                         [](const auto& info) {
+                           std::string name(quant_scheme_name(info.param));
+                           for (char& c : name)
+                             if (c == '-') c = '_';
+                           return name;
+                         });
+
+TEST(RankShare, CutsThroughMxfp4BlocksAreRefusedNamingTheTensor) {
+  // The tiny M2's experts are 32 wide: halves would cut MXFP4's 32-wide scale blocks.
+  const std::string dir = testing_support::tiny_checkpoint(Arch::kM2, QuantScheme::kMxfp4, 1, 256);
+  const ModelConfig config = load_model_config(dir);
+  const TensorStore store(dir);
+  LoadOptions tp;
+  tp.plan = make_parallel_plan({.tensor_parallel = 2}, 2, 0, config);
+  try {
+    load_model_weights(store, config, load_quant_config(dir), tp);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), ::testing::HasSubstr("w2.weight: columns [0, 16) do not start and end"));
+  }
+}
+
+}  // namespace
+}  // namespace minimax
