@@ -8,7 +8,9 @@ MPI_PID=
 start_mpi_server() {
   local ranks=$1 log=$2 model=$3
   shift 3
-  mpirun --oversubscribe --allow-run-as-root --bind-to none -n "$ranks" \
+  # (single-copy off: containers often forbid the cross-process copy Open MPI's shared memory tries)
+  mpirun --oversubscribe --allow-run-as-root --bind-to none \
+    --mca btl_vader_single_copy_mechanism none -n "$ranks" \
     "$MINIMAX" serve --model "$model" --port 0 "$@" >"$log" 2>&1 &
   MPI_PID=$!
   for _ in $(seq 1 600); do
