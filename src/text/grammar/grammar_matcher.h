@@ -36,6 +36,9 @@ class GrammarMatcher {
 
   // The tokens allowed next; empty of allowed tokens once finished().
   const TokenBitmask& allowed_tokens();
+  // The same, walked afresh without the mask cache (the automaton's tables stay warm): what a
+  // state not seen before costs. For benchmarks.
+  void compute_allowed_tokens(TokenBitmask& mask) { compute_mask(state_, mask); }
   // Advances by `token`; false (and no change) when the grammar does not allow it.
   bool accept_token(int32_t token);
   // Advances by raw bytes (tests and tools); false (and no change) when they do not fit.
