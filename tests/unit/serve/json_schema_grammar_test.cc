@@ -231,7 +231,7 @@ OJson random_value(const OJson& schema, std::mt19937& rng) {
 
 TEST(JsonSchemaGrammarProperty, SentencesValidateAndValidValuesAreAccepted) {
   std::mt19937 rng(20261201);
-  int sentences = 0, values = 0;
+  int sentences = 0, values = 0, mutants = 0;
   for (int round = 0; round < 150; ++round) {
     const OJson schema = random_schema(rng, 0);
     SCOPED_TRACE(schema.dump());
@@ -244,17 +244,44 @@ TEST(JsonSchemaGrammarProperty, SentencesValidateAndValidValuesAreAccepted) {
       EXPECT_TRUE(testing::validates(parsed, schema, schema)) << *text;
       ++sentences;
     }
-    for (int k = 0; k < 8; ++k) {
-      const std::string text = random_value(schema, rng).dump();
+    auto accepted = [&](const std::string& text) {
       int32_t s = a.start();
       for (char c : text)
         if (s != GrammarAutomaton::kDead) s = a.next(s, static_cast<uint8_t>(c));
-      EXPECT_TRUE(s != GrammarAutomaton::kDead && a.accepting(s)) << text;
+      return s != GrammarAutomaton::kDead && a.accepting(s);
+    };
+    for (int k = 0; k < 8; ++k) {
+      const std::string text = random_value(schema, rng).dump();
+      EXPECT_TRUE(accepted(text)) << text;
       ++values;
+      // Random edits of a valid text: whatever the grammar still accepts must be valid too.
+      static const std::string noise = "{}[]\",:0123456789.-eEtruefalsn \\x\xc3\xa9";
+      for (int m = 0; m < 6; ++m) {
+        std::string edited = text;
+        const size_t at = rng() % (edited.size() + 1);
+        const char c = noise[rng() % noise.size()];
+        switch (rng() % 3) {
+          case 0:
+            edited.insert(at, 1, c);
+            break;
+          case 1:
+            if (at < edited.size()) edited.erase(at, 1);
+            break;
+          default:
+            if (at < edited.size()) edited[at] = c;
+            break;
+        }
+        if (!accepted(edited)) continue;
+        ++mutants;
+        OJson parsed;
+        ASSERT_NO_THROW(parsed = OJson::parse(edited)) << edited;
+        EXPECT_TRUE(testing::validates(parsed, schema, schema)) << edited;
+      }
     }
   }
   EXPECT_GT(sentences, 600);
   EXPECT_EQ(values, 1200);
+  EXPECT_GT(mutants, 100);  // edits that stay inside the language were tried too
 }
 
 }  // namespace
