@@ -43,7 +43,18 @@ void GrammarMatcher::compute_mask(int32_t state, TokenBitmask& mask) {
   const size_t n = trie.node_count();
   for (size_t i = 0; i < n;) {
     const uint16_t depth = trie.depth(i);
-    const int32_t next = automaton_.next(walk_[depth - 1], trie.byte(i));
+    const int32_t from = walk_[depth - 1];
+    // Every byte of the subtree loops back to `from` (inside a JSON string, most ASCII text):
+    // all its tokens are allowed, without visiting its nodes.
+    const std::array<uint64_t, 2>& bytes = trie.subtree_ascii(i);
+    const std::array<uint64_t, 2>& loops = self_loops(from);
+    if ((bytes[0] & ~loops[0]) == 0 && (bytes[1] & ~loops[1]) == 0) {
+      for (auto [t, end] = trie.subtree_tokens(i); t != end; ++t)
+        mask[static_cast<size_t>(*t) >> 6] |= uint64_t{1} << (*t & 63);
+      i = trie.subtree_end(i);
+      continue;
+    }
+    const int32_t next = automaton_.next(from, trie.byte(i));
     if (next == GrammarAutomaton::kDead) {
       i = trie.subtree_end(i);  // no token through this prefix
       continue;
@@ -60,6 +71,17 @@ void GrammarMatcher::compute_mask(int32_t state, TokenBitmask& mask) {
     for (int32_t t : end_tokens_) mask[static_cast<size_t>(t) >> 6] |= uint64_t{1} << (t & 63);
 }
 
+const std::array<uint64_t, 2>& GrammarMatcher::self_loops(int32_t state) {
+  if (static_cast<size_t>(state) >= self_loops_.size()) self_loops_.resize(state + 1);
+  SelfLoops& entry = self_loops_[state];
+  if (!entry.known) {
+    entry.known = true;
+    for (int b = 0; b < 128; ++b)
+      if (automaton_.next(state, b) == state) entry.bytes[b >> 6] |= uint64_t{1} << (b & 63);
+  }
+  return entry.bytes;
+}
+
 const TokenBitmask& GrammarMatcher::allowed_tokens() {
   if (finished_) return none_;
   auto it = mask_cache_.find(state_);
@@ -67,6 +89,7 @@ const TokenBitmask& GrammarMatcher::allowed_tokens() {
   if (automaton_.state_count() > kMaxStates) {
     state_ = automaton_.reset_keeping(state_);
     mask_cache_.clear();
+    self_loops_.clear();
   }
   if (mask_cache_.size() >= kMaxCachedMasks) mask_cache_.clear();
   TokenBitmask& mask = mask_cache_[state_];

@@ -10,6 +10,7 @@
 // Not thread-safe; the engine's loop thread owns it.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <string_view>
@@ -52,6 +53,8 @@ class GrammarMatcher {
 
  private:
   void compute_mask(int32_t state, TokenBitmask& mask);
+  // The ASCII bytes that lead from `state` back to itself (computed once per state).
+  const std::array<uint64_t, 2>& self_loops(int32_t state);
 
   std::shared_ptr<const TokenTrie> vocab_;
   GrammarAutomaton automaton_;
@@ -62,6 +65,11 @@ class GrammarMatcher {
   std::unordered_map<int32_t, TokenBitmask> mask_cache_;  // by automaton state
   TokenBitmask none_;                                     // the mask once finished
   std::vector<int32_t> walk_;                             // state per trie depth during a walk
+  struct SelfLoops {
+    bool known = false;
+    std::array<uint64_t, 2> bytes{0, 0};
+  };
+  std::vector<SelfLoops> self_loops_;  // by automaton state
 };
 
 }  // namespace minimax

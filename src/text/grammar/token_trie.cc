@@ -84,6 +84,22 @@ void TokenTrie::build(const std::vector<std::string>& bytes_by_id) {
   token_begin_.assign(byte_.size() + 1, 0);
   for (uint32_t node : owner) ++token_begin_[node + 1];
   std::partial_sum(token_begin_.begin(), token_begin_.end(), token_begin_.begin());
+  // Byte sets of subtrees, children before parents: node i's subtree is (i, subtree_end(i)).
+  constexpr std::array<uint64_t, 2> kNotAscii = {~uint64_t{0}, ~uint64_t{0}};
+  subtree_ascii_.assign(byte_.size(), {0, 0});
+  for (size_t i = byte_.size(); i-- > 0;) {
+    std::array<uint64_t, 2>& set = subtree_ascii_[i];
+    if (byte_[i] >= 0x80) {
+      set = kNotAscii;
+    } else {
+      set[byte_[i] >> 6] |= uint64_t{1} << (byte_[i] & 63);
+    }
+    // The children are the nodes right after i and after each child's subtree.
+    for (size_t child = i + 1; child < subtree_end_[i]; child = subtree_end_[child]) {
+      set[0] |= subtree_ascii_[child][0];
+      set[1] |= subtree_ascii_[child][1];
+    }
+  }
 }
 
 }  // namespace minimax

@@ -4,6 +4,7 @@
 // whole, never by its bytes). Built once per tokenizer and shared read-only by every request.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -41,6 +42,14 @@ class TokenTrie {
     return {tokens_.data() + token_begin_[i], tokens_.data() + token_begin_[i + 1]};
   }
   size_t max_depth() const { return max_depth_; }
+  // The tokens of node i's whole subtree (node i's own first), a contiguous run.
+  std::pair<const int32_t*, const int32_t*> subtree_tokens(size_t i) const {
+    return {tokens_.data() + token_begin_[i], tokens_.data() + token_begin_[subtree_end_[i]]};
+  }
+  // The bytes on the edges of node i's subtree (its own included) when all are ASCII: bit b of
+  // word b / 64. Both words all-ones when some byte is not ASCII. A mask walk skips a subtree
+  // whose bytes all lead from the current state back to it: every token in it is allowed.
+  const std::array<uint64_t, 2>& subtree_ascii(size_t i) const { return subtree_ascii_[i]; }
 
  private:
   void build(const std::vector<std::string>& bytes_by_id);
@@ -50,6 +59,7 @@ class TokenTrie {
   std::vector<uint16_t> depth_;
   std::vector<uint32_t> subtree_end_;
   std::vector<uint32_t> token_begin_;  // node_count + 1 offsets into tokens_
+  std::vector<std::array<uint64_t, 2>> subtree_ascii_;
   std::vector<int32_t> tokens_;
   size_t max_depth_ = 0;
   std::unordered_map<std::string, int32_t> special_;

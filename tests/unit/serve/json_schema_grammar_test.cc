@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include "schema_samples.h"
+#include "text/bpe_tokenizer.h"
+#include "text/grammar/grammar_matcher.h"
 
 namespace minimax {
 namespace {
@@ -282,6 +284,58 @@ TEST(JsonSchemaGrammarProperty, SentencesValidateAndValidValuesAreAccepted) {
   EXPECT_GT(sentences, 600);
   EXPECT_EQ(values, 1200);
   EXPECT_GT(mutants, 100);  // edits that stay inside the language were tried too
+}
+
+}  // namespace
+}  // namespace minimax
+
+namespace minimax {
+namespace {
+
+// Masks over a real vocabulary (the bundled model's tokenizer) equal a token-by-token walk, along
+// random constrained generations of schema grammars: the trie walk, its shortcuts (dead prefixes,
+// subtrees whose bytes loop back to the same state) and the mask cache agree with the definition.
+TEST(JsonSchemaGrammarProperty, MasksOverTheBundledVocabularyMatchTokenWalks) {
+  const BpeTokenizer tokenizer = BpeTokenizer::from_file(
+      std::string(MINIMAX_TEST_DATA) + "/../../models/minimax-m3-tiny/tokenizer.json");
+  auto trie = std::make_shared<const TokenTrie>(tokenizer);
+  const int32_t end = tokenizer.token_id("[e~[").value();
+  std::mt19937 rng(11);
+  int steps = 0;
+  for (int round = 0; round < 40; ++round) {
+    const OJson schema = random_schema(rng, 0);
+    SCOPED_TRACE(schema.dump());
+    auto grammar = std::make_shared<const Grammar>(json_schema_grammar(schema));
+    GrammarMatcher matcher(grammar, trie, {end});
+    GrammarAutomaton reference(grammar);
+    int32_t state = reference.start();
+    std::string text;
+    for (int step = 0; step < 40 && !matcher.finished(); ++step, ++steps) {
+      const TokenBitmask& mask = matcher.allowed_tokens();
+      std::vector<int32_t> allowed;
+      for (int32_t t = 0; t < trie->vocab_size(); ++t) {
+        const std::string_view bytes = trie->token_bytes(t);
+        bool ok = false;
+        if (bytes.empty()) {
+          ok = t == end && reference.accepting(state);
+        } else {
+          int32_t s = state;
+          for (char c : bytes)
+            if (s != GrammarAutomaton::kDead) s = reference.next(s, static_cast<uint8_t>(c));
+          ok = s != GrammarAutomaton::kDead;
+        }
+        ASSERT_EQ(bitmask_test(mask, t), ok) << "token " << t << " after " << text;
+        if (ok) allowed.push_back(t);
+      }
+      ASSERT_FALSE(allowed.empty()) << text;
+      const int32_t pick = allowed[rng() % allowed.size()];
+      ASSERT_TRUE(matcher.accept_token(pick));
+      if (pick == end) break;
+      for (char c : trie->token_bytes(pick)) state = reference.next(state, static_cast<uint8_t>(c));
+      text += trie->token_bytes(pick);
+    }
+  }
+  EXPECT_GT(steps, 300);
 }
 
 }  // namespace
