@@ -9,6 +9,7 @@
 //     is allowed, the worst case; after a key only a few are).
 //   - BM_MaskCold: the same from a brand-new matcher (automaton tables empty).
 //   - BM_ApplyMask: writing -inf into the 200K logits row.
+//   - BM_TrieBuild: the vocabulary trie, built once per engine.
 // Run: build/bench/grammar_mask_bench (the budget is 10 % of a decode step; docs/api.md).
 #include <benchmark/benchmark.h>
 
@@ -124,6 +125,12 @@ void BM_MaskCold_InString(benchmark::State& state) {
   }
 }
 BENCHMARK(BM_MaskCold_InString)->Unit(benchmark::kMicrosecond);
+
+// Building the vocabulary trie: once per engine, at its first constrained request.
+void BM_TrieBuild(benchmark::State& state) {
+  for (auto _ : state) benchmark::DoNotOptimize(TokenTrie(fixture().tokenizer).node_count());
+}
+BENCHMARK(BM_TrieBuild)->Unit(benchmark::kMillisecond)->Iterations(3);
 
 void BM_ApplyMask(benchmark::State& state) {
   GrammarMatcher m = matcher_at(R"({"name":"Ada","age":)");

@@ -192,15 +192,16 @@ HttpReply OpenAiService::chat_completions(std::string_view body, const ClientAli
   spec.prompt_logprobs = request.generation.prompt_logprobs.value_or(-1);
   spec.timeout_seconds = options_.request_timeout_seconds;
   if (std::shared_ptr<const Grammar> grammar = output_grammar(request, tools_on, format)) {
-    // The output follows the grammar once the reasoning ends (or at once when it does not start).
-    TokenConstraint constraint;
-    constraint.grammar = std::move(grammar);
-    if (parser.initial == ReasoningState::kReasoning)
-      constraint.trigger =
-          tokenizer
-              .token_id(parser_format_spec(format).markers[parser_format_spec(format).think_close])
-              .value_or(-1);
-    spec.constraint = std::move(constraint);
+    // The output follows the grammar once the reasoning ends (or at once when it does not
+    // start). The reasoning is free text that must end with the end-of-reasoning marker: the
+    // model cannot skip to a tool call or stop without closing it, so what follows is always
+    // constrained.
+    if (parser.initial == ReasoningState::kReasoning) {
+      const ParserFormatSpec& markers = parser_format_spec(format);
+      grammar = std::make_shared<const Grammar>(after_free_text(
+          *grammar, markers.markers[markers.think_close], {markers.markers[markers.think_open]}));
+    }
+    spec.constraint = TokenConstraint{-1, std::move(grammar)};
   }
 
   auto call = std::make_shared<ChatCall>();

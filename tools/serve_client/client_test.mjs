@@ -152,6 +152,16 @@ check(structured.finish === "stop" && person !== undefined && typeof person.name
       ["admin", "user"].includes(person.role) && Array.isArray(person.tags) && person.tags.length <= 2 &&
       (person.nick === null || /^[a-z]{2,4}$/.test(person.nick)) && Object.keys(person).length === 5,
       "response_format json_schema: the content validates against the schema", structured.content);
+// With thinking enabled the reasoning stays free text; the constraint starts after it closes.
+const sumSchema = { type: "object", properties: { answer: { type: "integer" }, unit: { enum: ["none", "apples"] } },
+  required: ["answer", "unit"], additionalProperties: false };
+const thought = await sameBothWays("response_format after reasoning", { ...greedy, max_tokens: 200,
+  messages: [{ role: "user", content: "What is 347 + 285?" }], chat_template_kwargs: { thinking_mode: "enabled" },
+  response_format: { type: "json_schema", json_schema: { name: "sum", schema: sumSchema } } });
+const sum = parseJson(thought.content);
+check(thought.finish === "stop" && thought.reasoning.length > 0 && Number.isInteger(sum?.answer) &&
+      ["none", "apples"].includes(sum?.unit) && Object.keys(sum).length === 2,
+      "response_format after reasoning: free reasoning, then valid JSON", JSON.stringify([thought.reasoning, thought.content]));
 const anyObject = await wholeChat({ ...greedy, max_tokens: 64, messages: [{ role: "user", content: "JSON please" }],
   response_format: { type: "json_object" } });
 check(anyObject.content.startsWith("{") &&

@@ -53,6 +53,22 @@ std::string Grammar::to_string() const {
   return text;
 }
 
+Grammar after_free_text(Grammar grammar, std::string_view end_marker,
+                        const std::vector<std::string>& free_markers) {
+  GrammarBuilder b;
+  // The builder starts from the grammar's own rules, terminals and markers, so indexes hold.
+  b.grammar_ = std::move(grammar);
+  const int32_t old_root = b.grammar_.root;
+  SymbolSet free;
+  for (int c = 0; c < 256; ++c) free.set(c);
+  for (const std::string& m : free_markers) free |= b.terminal_set(b.marker(m));
+  const int32_t text = b.star("free", {b.terminal(free)});
+  const int32_t root =
+      b.choice("after_free",
+               {{GrammarBuilder::ref(text), b.marker(end_marker), GrammarBuilder::ref(old_root)}});
+  return b.build(root);
+}
+
 ElementSequence concat(ElementSequence a, const ElementSequence& b) {
   a.insert(a.end(), b.begin(), b.end());
   return a;

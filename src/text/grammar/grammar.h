@@ -69,8 +69,17 @@ class GrammarBuilder {
   Grammar build(int32_t root);
 
  private:
+  friend Grammar after_free_text(Grammar, std::string_view, const std::vector<std::string>&);
+  const SymbolSet& terminal_set(GrammarElement e) const { return grammar_.terminals.at(e.index); }
   Grammar grammar_;
 };
+
+// `grammar` preceded by free text and the special token `end_marker`: any bytes, and the special
+// tokens `free_markers`, then end_marker, then a sentence of `grammar`. For output that follows a
+// grammar only after the reasoning (which ends at the end-of-reasoning marker) and must not end
+// before it.
+Grammar after_free_text(Grammar grammar, std::string_view end_marker,
+                        const std::vector<std::string>& free_markers = {});
 
 // Appends `b` to `a`.
 ElementSequence concat(ElementSequence a, const ElementSequence& b);

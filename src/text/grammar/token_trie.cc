@@ -18,8 +18,12 @@ TokenTrie::TokenTrie(const BpeTokenizer& tokenizer) {
     }
     bytes[id] = std::string(tokenizer.token_bytes(id));
   }
-  for (const AddedToken& added : tokenizer.added_tokens())
-    if (added.special) special_.emplace(added.content, added.id);
+  // Added tokens, special or not, are whole symbols: the tokenizer always splits them out of
+  // text, and a marker such as </think> must not pass for its bytes inside free text.
+  for (const AddedToken& added : tokenizer.added_tokens()) {
+    special_.emplace(added.content, added.id);
+    if (added.id >= 0 && added.id < vocab_size_) bytes[added.id].clear();
+  }
   build(bytes);
 }
 

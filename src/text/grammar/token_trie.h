@@ -1,7 +1,8 @@
 // The vocabulary as constrained decoding sees it: the byte strings of the ordinary tokens in a
 // trie laid out in preorder (so one walk that skips dead subtrees decides every token that shares
-// a prefix at once), and the special tokens by their text (a grammar names a special token as a
-// whole, never by its bytes). Built once per tokenizer and shared read-only by every request.
+// a prefix at once), and the special and other added tokens by their text (a grammar names such a
+// token as a whole, never by its bytes). Built once per tokenizer and shared read-only by every
+// request.
 #pragma once
 
 #include <array>
@@ -18,7 +19,7 @@ namespace minimax {
 
 class TokenTrie {
  public:
-  // Ordinary tokens are the non-special ones with non-empty bytes.
+  // Ordinary tokens are those with non-empty bytes that are neither special nor added tokens.
   explicit TokenTrie(const BpeTokenizer& tokenizer);
   // For tests and benchmarks: token i has bytes tokens[i]; `special` maps text → id.
   TokenTrie(const std::vector<std::string>& tokens,

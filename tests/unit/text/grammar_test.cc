@@ -196,6 +196,23 @@ TEST(GrammarMatcher, EndTokenOnlyWhenComplete) {
   EXPECT_TRUE(m.finished());
 }
 
+TEST(GrammarMatcher, FreeTextThenTheMarkerThenTheGrammar) {
+  GrammarBuilder b;
+  Grammar inner = b.build(b.choice("r", {b.literal("ab")}));
+  auto grammar = std::make_shared<const Grammar>(after_free_text(std::move(inner), "<m>"));
+  std::vector<std::string> tokens;
+  auto vocab = small_vocab(tokens);
+  const int32_t marker = vocab->vocab_size() - 2, end = vocab->vocab_size() - 1;
+  GrammarMatcher m(grammar, vocab, {end});
+  ASSERT_TRUE(m.accept_bytes("{\"0123 ab}"));           // anything, even the grammar's own text
+  EXPECT_FALSE(bitmask_test(m.allowed_tokens(), end));  // cannot stop before the marker
+  EXPECT_TRUE(bitmask_test(m.allowed_tokens(), marker));
+  ASSERT_TRUE(m.accept_token(marker));
+  EXPECT_FALSE(m.accept_bytes("b"));
+  ASSERT_TRUE(m.accept_bytes("ab"));
+  EXPECT_TRUE(m.accept_token(end));
+}
+
 TEST(GrammarMatcher, UnknownMarkerIsAnError) {
   GrammarBuilder b;
   auto grammar = std::make_shared<const Grammar>(b.build(b.choice("r", {{b.marker("<nope>")}})));
