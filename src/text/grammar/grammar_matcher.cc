@@ -41,14 +41,16 @@ void GrammarMatcher::compute_mask(int32_t state, TokenBitmask& mask) {
   const TokenTrie& trie = *vocab_;
   walk_[0] = state;
   const size_t n = trie.node_count();
+  // The looping classes of the last state asked: most nodes share a state.
+  int32_t loops_of = -1;
+  uint8_t loops = 0;
   for (size_t i = 0; i < n;) {
     const uint16_t depth = trie.depth(i);
     const int32_t from = walk_[depth - 1];
+    if (from != loops_of) loops_of = from, loops = looping_classes(from);
     // Every byte of the subtree loops back to `from` (inside a JSON string, most ASCII text):
     // all its tokens are allowed, without visiting its nodes.
-    const std::array<uint64_t, 2>& bytes = trie.subtree_ascii(i);
-    const std::array<uint64_t, 2>& loops = self_loops(from);
-    if ((bytes[0] & ~loops[0]) == 0 && (bytes[1] & ~loops[1]) == 0) {
+    if (trie.subtree_classes(i) & loops) {
       for (auto [t, end] = trie.subtree_tokens(i); t != end; ++t)
         mask[static_cast<size_t>(*t) >> 6] |= uint64_t{1} << (*t & 63);
       i = trie.subtree_end(i);
@@ -71,15 +73,20 @@ void GrammarMatcher::compute_mask(int32_t state, TokenBitmask& mask) {
     for (int32_t t : end_tokens_) mask[static_cast<size_t>(t) >> 6] |= uint64_t{1} << (t & 63);
 }
 
-const std::array<uint64_t, 2>& GrammarMatcher::self_loops(int32_t state) {
-  if (static_cast<size_t>(state) >= self_loops_.size()) self_loops_.resize(state + 1);
-  SelfLoops& entry = self_loops_[state];
-  if (!entry.known) {
-    entry.known = true;
+uint8_t GrammarMatcher::looping_classes(int32_t state) {
+  if (static_cast<size_t>(state) >= looping_classes_.size())
+    looping_classes_.resize(state + 1, kUnknownClasses);
+  uint8_t& entry = looping_classes_[state];
+  if (entry == kUnknownClasses) {
+    std::array<uint64_t, 2> loops{0, 0};
     for (int b = 0; b < 128; ++b)
-      if (automaton_.next(state, b) == state) entry.bytes[b >> 6] |= uint64_t{1} << (b & 63);
+      if (automaton_.next(state, b) == state) loops[b >> 6] |= uint64_t{1} << (b & 63);
+    const auto& classes = TokenTrie::text_classes();
+    entry = 0;
+    for (size_t k = 0; k < classes.size(); ++k)
+      if ((classes[k][0] & ~loops[0]) == 0 && (classes[k][1] & ~loops[1]) == 0) entry |= 1 << k;
   }
-  return entry.bytes;
+  return entry;
 }
 
 const TokenBitmask& GrammarMatcher::allowed_tokens() {
@@ -89,7 +96,7 @@ const TokenBitmask& GrammarMatcher::allowed_tokens() {
   if (automaton_.state_count() > kMaxStates) {
     state_ = automaton_.reset_keeping(state_);
     mask_cache_.clear();
-    self_loops_.clear();
+    looping_classes_.clear();
   }
   if (mask_cache_.size() >= kMaxCachedMasks) mask_cache_.clear();
   TokenBitmask& mask = mask_cache_[state_];

@@ -53,8 +53,9 @@ class GrammarMatcher {
 
  private:
   void compute_mask(int32_t state, TokenBitmask& mask);
-  // The ASCII bytes that lead from `state` back to itself (computed once per state).
-  const std::array<uint64_t, 2>& self_loops(int32_t state);
+  // The TokenTrie::text_classes() whose bytes all lead from `state` back to it, as bits
+  // (computed once per state).
+  uint8_t looping_classes(int32_t state);
 
   std::shared_ptr<const TokenTrie> vocab_;
   GrammarAutomaton automaton_;
@@ -65,11 +66,8 @@ class GrammarMatcher {
   std::unordered_map<int32_t, TokenBitmask> mask_cache_;  // by automaton state
   TokenBitmask none_;                                     // the mask once finished
   std::vector<int32_t> walk_;                             // state per trie depth during a walk
-  struct SelfLoops {
-    bool known = false;
-    std::array<uint64_t, 2> bytes{0, 0};
-  };
-  std::vector<SelfLoops> self_loops_;  // by automaton state
+  static constexpr uint8_t kUnknownClasses = 0xff;
+  std::vector<uint8_t> looping_classes_;  // by automaton state
 };
 
 }  // namespace minimax

@@ -39,6 +39,26 @@ TokenTrie::TokenTrie(const std::vector<std::string>& tokens,
   build(bytes);
 }
 
+const std::array<std::array<uint64_t, 2>, 4>& TokenTrie::text_classes() {
+  static const std::array<std::array<uint64_t, 2>, 4> classes = [] {
+    auto set = [](std::array<uint64_t, 2>& s, int b, bool on) {
+      if (on)
+        s[b >> 6] |= uint64_t{1} << (b & 63);
+      else
+        s[b >> 6] &= ~(uint64_t{1} << (b & 63));
+    };
+    std::array<std::array<uint64_t, 2>, 4> c{};
+    for (int b = 0x20; b < 0x7f; ++b)
+      for (int k = 0; k < 3; ++k) set(c[k], b, true);
+    set(c[0], '"', false), set(c[0], '\\', false);
+    for (int k = 1; k < 3; ++k) set(c[k], '\n', true), set(c[k], '\t', true);
+    set(c[1], '<', false);
+    c[3] = {~uint64_t{0}, ~uint64_t{0}};
+    return c;
+  }();
+  return classes;
+}
+
 std::optional<int32_t> TokenTrie::special_token(std::string_view text) const {
   auto it = special_.find(std::string(text));
   if (it == special_.end()) return std::nullopt;
@@ -88,21 +108,17 @@ void TokenTrie::build(const std::vector<std::string>& bytes_by_id) {
   token_begin_.assign(byte_.size() + 1, 0);
   for (uint32_t node : owner) ++token_begin_[node + 1];
   std::partial_sum(token_begin_.begin(), token_begin_.end(), token_begin_.begin());
-  // Byte sets of subtrees, children before parents: node i's subtree is (i, subtree_end(i)).
-  constexpr std::array<uint64_t, 2> kNotAscii = {~uint64_t{0}, ~uint64_t{0}};
-  subtree_ascii_.assign(byte_.size(), {0, 0});
+  // Byte classes of subtrees, children before parents: node i's subtree is (i, subtree_end(i)).
+  const auto& classes = text_classes();
+  subtree_classes_.assign(byte_.size(), 0);
   for (size_t i = byte_.size(); i-- > 0;) {
-    std::array<uint64_t, 2>& set = subtree_ascii_[i];
-    if (byte_[i] >= 0x80) {
-      set = kNotAscii;
-    } else {
-      set[byte_[i] >> 6] |= uint64_t{1} << (byte_[i] & 63);
-    }
+    uint8_t in = 0;
+    for (size_t k = 0; k < classes.size(); ++k)
+      if (byte_[i] < 0x80 && ((classes[k][byte_[i] >> 6] >> (byte_[i] & 63)) & 1)) in |= 1 << k;
     // The children are the nodes right after i and after each child's subtree.
-    for (size_t child = i + 1; child < subtree_end_[i]; child = subtree_end_[child]) {
-      set[0] |= subtree_ascii_[child][0];
-      set[1] |= subtree_ascii_[child][1];
-    }
+    for (size_t child = i + 1; child < subtree_end_[i]; child = subtree_end_[child])
+      in &= subtree_classes_[child];
+    subtree_classes_[i] = in;
   }
 }
 

@@ -47,10 +47,15 @@ class TokenTrie {
   std::pair<const int32_t*, const int32_t*> subtree_tokens(size_t i) const {
     return {tokens_.data() + token_begin_[i], tokens_.data() + token_begin_[subtree_end_[i]]};
   }
-  // The bytes on the edges of node i's subtree (its own included) when all are ASCII: bit b of
-  // word b / 64. Both words all-ones when some byte is not ASCII. A mask walk skips a subtree
-  // whose bytes all lead from the current state back to it: every token in it is allowed.
-  const std::array<uint64_t, 2>& subtree_ascii(size_t i) const { return subtree_ascii_[i]; }
+  // Bit k set: every byte on the edges of node i's subtree (its own included) is in
+  // text_classes()[k]. A mask walk takes such a subtree whole when all of class k leads from the
+  // current state back to it (every token in it is then allowed). One byte per node keeps the
+  // walk's memory stream small.
+  uint8_t subtree_classes(size_t i) const { return subtree_classes_[i]; }
+  // The ASCII byte sets the walk's shortcut knows (bit b of word b / 64): JSON string text
+  // (printable, no quote or backslash), M2 value text (printable, \n, \t, no '<'), raw text
+  // (printable, \n, \t), and all of ASCII.
+  static const std::array<std::array<uint64_t, 2>, 4>& text_classes();
 
  private:
   void build(const std::vector<std::string>& bytes_by_id);
@@ -60,7 +65,7 @@ class TokenTrie {
   std::vector<uint16_t> depth_;
   std::vector<uint32_t> subtree_end_;
   std::vector<uint32_t> token_begin_;  // node_count + 1 offsets into tokens_
-  std::vector<std::array<uint64_t, 2>> subtree_ascii_;
+  std::vector<uint8_t> subtree_classes_;
   std::vector<int32_t> tokens_;
   size_t max_depth_ = 0;
   std::unordered_map<std::string, int32_t> special_;
