@@ -69,8 +69,14 @@ void GrammarMatcher::compute_mask(int32_t state, TokenBitmask& mask) {
   for (size_t m = 0; m < marker_tokens_.size(); ++m)
     if (automaton_.next(state, marker_symbol(static_cast<int>(m))) != GrammarAutomaton::kDead)
       mask[static_cast<size_t>(marker_tokens_[m]) >> 6] |= uint64_t{1} << (marker_tokens_[m] & 63);
-  if (automaton_.accepting(state))
-    for (int32_t t : end_tokens_) mask[static_cast<size_t>(t) >> 6] |= uint64_t{1} << (t & 63);
+  // An end token ends the request whatever its bytes (the engine stops at it), so it is allowed
+  // exactly where the sentence is complete, even when it is also an ordinary token.
+  const bool accepting = automaton_.accepting(state);
+  for (int32_t t : end_tokens_) {
+    const uint64_t bit = uint64_t{1} << (t & 63);
+    mask[static_cast<size_t>(t) >> 6] = accepting ? mask[static_cast<size_t>(t) >> 6] | bit
+                                                  : mask[static_cast<size_t>(t) >> 6] & ~bit;
+  }
 }
 
 uint8_t GrammarMatcher::looping_classes(int32_t state) {

@@ -213,6 +213,24 @@ TEST(GrammarMatcher, FreeTextThenTheMarkerThenTheGrammar) {
   EXPECT_TRUE(m.accept_token(end));
 }
 
+TEST(GrammarMatcher, AnOrdinaryEndTokenOnlyEndsACompleteSentence) {
+  // "a" is an ordinary token and also the request's stop token: inside the sentence it is not
+  // allowed (the engine would stop at it), at the end it is.
+  GrammarBuilder b;
+  auto grammar = std::make_shared<const Grammar>(b.build(b.choice("r", {b.literal("aab")})));
+  std::vector<std::string> tokens;
+  auto vocab = small_vocab(tokens);
+  const int32_t a = 0;
+  ASSERT_EQ(tokens[a], "a");
+  GrammarMatcher m(grammar, vocab, {a});
+  EXPECT_FALSE(bitmask_test(m.allowed_tokens(), a));
+  EXPECT_FALSE(m.accept_token(a));
+  ASSERT_TRUE(m.accept_bytes("aab"));
+  EXPECT_TRUE(bitmask_test(m.allowed_tokens(), a));
+  EXPECT_TRUE(m.accept_token(a));
+  EXPECT_TRUE(m.finished());
+}
+
 TEST(GrammarMatcher, UnknownMarkerIsAnError) {
   GrammarBuilder b;
   auto grammar = std::make_shared<const Grammar>(b.build(b.choice("r", {{b.marker("<nope>")}})));
