@@ -8,6 +8,7 @@
 //     warm automaton: the cost of a state not seen before (inside a string nearly every token
 //     is allowed, the worst case; after a key only a few are).
 //   - BM_MaskCold: the same from a brand-new matcher (automaton tables empty).
+//   - BM_MaskWalk_InBoundedString: inside a string with maxLength, where no state repeats.
 //   - BM_ApplyMask: writing -inf into the 200K logits row.
 //   - BM_TrieBuild: the vocabulary trie, built once per engine.
 // Run: build/bench/grammar_mask_bench (the budget is 10 % of a decode step; docs/api.md).
@@ -117,6 +118,23 @@ void BM_MaskWalk_InPattern(benchmark::State& s) {
 BENCHMARK(BM_MaskWalk_InString)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_MaskWalk_AfterKey)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_MaskWalk_InPattern)->Unit(benchmark::kMicrosecond);
+
+// A string with maxLength: every position is its own automaton state (the count differs), so
+// no byte loops back and each token inside pays a full walk.
+void BM_MaskWalk_InBoundedString(benchmark::State& state) {
+  Fixture& f = fixture();
+  auto grammar = std::make_shared<const Grammar>(
+      json_schema_grammar(nlohmann::ordered_json::parse(R"({"type":"string","maxLength":64})")));
+  GrammarMatcher m(grammar, f.trie, {f.eos});
+  m.accept_bytes("\"Ada Lo");
+  TokenBitmask mask;
+  m.compute_allowed_tokens(mask);
+  for (auto _ : state) {
+    m.compute_allowed_tokens(mask);
+    benchmark::DoNotOptimize(mask.data());
+  }
+}
+BENCHMARK(BM_MaskWalk_InBoundedString)->Unit(benchmark::kMicrosecond);
 
 void BM_MaskCold_InString(benchmark::State& state) {
   for (auto _ : state) {
