@@ -68,18 +68,18 @@ void validate(const EngineRequest& request, const EngineOptions& options, int vo
     fail("prompt_logprobs: must be >= 0 (or -1 for off), got {}", request.prompt_logprobs);
   if (!(request.timeout_seconds >= 0))
     fail("timeout_seconds: must be >= 0, got {}", request.timeout_seconds);
-  if (request.forced) {
-    if (request.forced->trigger < -1 || request.forced->trigger >= vocab)
-      fail("forced: trigger {} is outside the vocabulary of {}", request.forced->trigger, vocab);
-    for (int32_t token : request.forced->tokens)
-      if (token < 0 || token >= vocab)
-        fail("forced: token id {} is outside the vocabulary of {}", token, vocab);
+  if (request.constraint) {
+    if (!request.constraint->grammar) fail("constraint: no grammar");
+    if (request.constraint->trigger < -1 || request.constraint->trigger >= vocab)
+      fail("constraint: trigger {} is outside the vocabulary of {}", request.constraint->trigger,
+           vocab);
   }
 }
 
 }  // namespace
 
-ActiveRequest::ActiveRequest(EngineRequest req, KvBlockPool& pool, const BpeTokenizer& tokenizer)
+ActiveRequest::ActiveRequest(EngineRequest req, KvBlockPool& pool, const BpeTokenizer& tokenizer,
+                             std::shared_ptr<const TokenTrie> vocab)
     : request(std::move(req)),
       sampler(request.sampling, request.prompt),
       detokenizer(tokenizer, /*skip_special=*/false),
@@ -88,7 +88,11 @@ ActiveRequest::ActiveRequest(EngineRequest req, KvBlockPool& pool, const BpeToke
   tokens = request.prompt;
   prompt_len = static_cast<int64_t>(tokens.size());
   read_prefix_cache = request.prompt_logprobs < 0;
-  forcing = request.forced && request.forced->trigger == -1;
+  if (request.constraint) {
+    grammar = std::make_unique<GrammarMatcher>(request.constraint->grammar, std::move(vocab),
+                                               request.stop.stop_token_ids);
+    constraining = request.constraint->trigger == -1;
+  }
   if (request.prompt_logprobs >= 0) prompt_logprobs.resize(prompt_len);
 }
 
@@ -102,6 +106,11 @@ Engine::Impl::Impl(Model& model_, const BpeTokenizer& tokenizer_, EngineOptions 
       scheduler(blocks, options.max_num_seqs, options.max_batched_tokens),
       signal(std::make_shared<EngineSignal>()) {
   metrics.set_kv_blocks(0, blocks.num_blocks());
+}
+
+std::shared_ptr<const TokenTrie> Engine::Impl::token_trie() {
+  std::call_once(trie_once, [&] { trie = std::make_shared<const TokenTrie>(tokenizer); });
+  return trie;
 }
 
 void Engine::Impl::update_gauges() {
@@ -206,7 +215,10 @@ Engine::~Engine() {
 std::shared_ptr<RequestStream> Engine::submit(EngineRequest request) {
   validate(request, impl_->options, impl_->model.config().vocab_size);
   const EngineClock::time_point arrival = EngineClock::now();
-  auto r = std::make_unique<ActiveRequest>(std::move(request), *impl_->pool, impl_->tokenizer);
+  std::shared_ptr<const TokenTrie> vocab;
+  if (request.constraint) vocab = impl_->token_trie();
+  auto r = std::make_unique<ActiveRequest>(std::move(request), *impl_->pool, impl_->tokenizer,
+                                           std::move(vocab));
   r->arrival = arrival;
   if (r->request.timeout_seconds > 0)
     r->deadline = arrival + std::chrono::duration_cast<EngineClock::duration>(

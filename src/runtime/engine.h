@@ -20,6 +20,7 @@
 #include "runtime/sampler.h"
 #include "runtime/serve_metrics.h"
 #include "text/bpe_tokenizer.h"
+#include "text/grammar/grammar.h"
 
 namespace minimax {
 
@@ -35,12 +36,15 @@ struct EngineOptions {
   std::string model_name;  // metrics label
 };
 
-// Tokens the engine emits instead of samples (tool_choice required / named): once `trigger` has
-// been sampled (or from the first token when trigger == -1), the next tokens are `tokens` in
-// order. They are output tokens like any other (text, logprobs from the raw logits, stops).
-struct ForcedTokens {
+// Grammar-constrained decoding (tool_choice required / named, response_format): once `trigger`
+// has been sampled (or from the first token when trigger == -1), every token is drawn from those
+// the grammar allows next (text/grammar/grammar_matcher.h), and a stop token only where the
+// grammar's sentence is complete. Masked tokens are -inf before the sampler, so logprobs (raw or
+// processed) see the mask, as in vLLM. A complete sentence with no stop token to end it (e.g.
+// ignore_eos) finishes the request with "stop".
+struct TokenConstraint {
   int32_t trigger = -1;
-  std::vector<int32_t> tokens;
+  std::shared_ptr<const Grammar> grammar;
 };
 
 struct EngineRequest {
@@ -50,7 +54,7 @@ struct EngineRequest {
   bool logprobs = false;
   int prompt_logprobs = -1;    // -1 = off, else top-n per prompt position
   double timeout_seconds = 0;  // 0 = none; from submission to the finish
-  std::optional<ForcedTokens> forced;
+  std::optional<TokenConstraint> constraint;
 };
 
 // submit() when the waiting queue is full (the server answers 429 / 503).

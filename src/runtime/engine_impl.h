@@ -18,6 +18,7 @@
 #include "runtime/scheduler.h"
 #include "runtime/stop_strings.h"
 #include "text/detokenizer.h"
+#include "text/grammar/grammar_matcher.h"
 
 namespace minimax {
 
@@ -25,7 +26,9 @@ using EngineClock = std::chrono::steady_clock;
 
 // One request from submission to finish; the scheduler sees its SchedSequence part.
 struct ActiveRequest : SchedSequence {
-  ActiveRequest(EngineRequest request, KvBlockPool& pool, const BpeTokenizer& tokenizer);
+  // `vocab` is needed only for a request with a constraint.
+  ActiveRequest(EngineRequest request, KvBlockPool& pool, const BpeTokenizer& tokenizer,
+                std::shared_ptr<const TokenTrie> vocab);
 
   EngineRequest request;
   std::shared_ptr<RequestStream> stream;
@@ -35,9 +38,9 @@ struct ActiveRequest : SchedSequence {
   KvCache cache;  // paged view over the engine's pool; its table follows `blocks`
   int64_t prompt_len = 0;
   int64_t generated = 0;
-  // Forced tokens: started once the trigger was sampled; `forced_next` indexes the next one.
-  bool forcing = false;
-  size_t forced_next = 0;
+  // The request's grammar state (request.constraint); it masks tokens once `constraining`.
+  std::unique_ptr<GrammarMatcher> grammar;
+  bool constraining = false;
   // Prompt logprobs by position (0 stays nullopt); sent once with the first token.
   std::vector<std::optional<PromptLogprob>> prompt_logprobs;
   bool prompt_logprobs_sent = false;
@@ -74,14 +77,16 @@ struct Engine::Impl {
   // engine_step.cc
   // Runs one step; false when nothing was scheduled.
   bool step();
-  // Samples (or forces) the next token of `r` from its logits row and pushes it; finishes the
-  // request when a stop condition is met.
+  // Samples the next token of `r` (within its grammar's mask when constrained) from its logits row
+  // and pushes it; finishes the request when a stop condition is met.
   void emit_token(ActiveRequest& r, std::span<float> logits, EngineEvent& event);
   void record_prompt_logprobs(ActiveRequest& r, int64_t position, std::span<const float> logits);
   // Frees the request's blocks, pushes `event` with the finish, counts it.
   void finish(ActiveRequest& r, EngineEvent event, std::string_view reason);
   void fill_totals(const ActiveRequest& r, EngineEvent& event) const;
   void erase_done();
+  // The vocabulary trie for constrained decoding, built on first use (any thread).
+  std::shared_ptr<const TokenTrie> token_trie();
 
   Model& model;
   BpeTokenizer tokenizer;
@@ -94,6 +99,8 @@ struct Engine::Impl {
   std::vector<std::unique_ptr<ActiveRequest>> active;  // loop thread only
   int64_t next_id = 0;
   std::thread thread;
+  std::once_flag trie_once;
+  std::shared_ptr<const TokenTrie> trie;
 };
 
 }  // namespace minimax

@@ -1,7 +1,7 @@
 // One engine step: schedule, one batched forward, then per sequence prompt logprobs, sampling
-// (or forced tokens), detokenization, stop conditions and the push to its stream.
+// (masked by the request's grammar when constrained), detokenization, stop conditions and the push
+// to its stream.
 #include <algorithm>
-#include <limits>
 
 #include "base/error.h"
 #include "runtime/engine_impl.h"
@@ -58,21 +58,25 @@ void Engine::Impl::record_prompt_logprobs(ActiveRequest& r, int64_t position,
 void Engine::Impl::emit_token(ActiveRequest& r, std::span<float> logits, EngineEvent& event) {
   const EngineClock::time_point now = EngineClock::now();
   const EngineRequest& request = r.request;
-  int32_t token = 0;
-  SampleLogprobs logprobs;
-  if (r.forcing && r.forced_next < request.forced->tokens.size()) {
-    token = request.forced->tokens[r.forced_next++];
-    if (request.logprobs) logprobs = compute_logprobs(logits, token, request.sampling.top_logprobs);
-    // The sampler still records the token (the penalties must see it) and draws as for any
-    // token: it samples a row where only this token is possible.
-    std::vector<float> only(logits.size(), -std::numeric_limits<float>::infinity());
-    only[token] = 0.0f;
-    r.sampler.sample(only, false);
-  } else {
-    SampleResult sampled = r.sampler.sample(logits, request.logprobs);
-    token = sampled.token;
-    logprobs = std::move(sampled.logprobs);
-    if (request.forced && !r.forcing && token == request.forced->trigger) r.forcing = true;
+  if (r.constraining) {
+    const TokenBitmask& allowed = r.grammar->allowed_tokens();
+    if (std::none_of(allowed.begin(), allowed.end(), [](uint64_t w) { return w != 0; })) {
+      // A complete sentence with no stop token allowed to end it ends here; anything else means
+      // the vocabulary cannot continue the grammar.
+      if (r.grammar->accepting() || r.grammar->finished())
+        return finish(r, std::move(event), "stop");
+      fail("constrained decoding: the grammar allows no token of the vocabulary here");
+    }
+    apply_token_mask(logits, allowed);
+  }
+  SampleResult sampled = r.sampler.sample(logits, request.logprobs);
+  const int32_t token = sampled.token;
+  SampleLogprobs logprobs = std::move(sampled.logprobs);
+  if (r.constraining) {
+    if (!r.grammar->accept_token(token))
+      fail("constrained decoding: sampled token {} that the grammar does not allow", token);
+  } else if (request.constraint && token == request.constraint->trigger) {
+    r.constraining = true;
   }
   r.tokens.push_back(token);
   ++r.generated;

@@ -158,6 +158,18 @@ void apply_top_p(std::span<float> logits, float top_p) {
   for (size_t i = kept; i < ids.size(); ++i) logits[ids[i]] = kNegInf;
 }
 
+void apply_token_mask(std::span<float> logits, std::span<const uint64_t> allowed) {
+  constexpr float kMasked = -std::numeric_limits<float>::infinity();
+  const size_t n = logits.size();
+  for (size_t word = 0; word * 64 < n; ++word) {
+    const uint64_t bits = word < allowed.size() ? allowed[word] : 0;
+    if (bits == ~uint64_t{0}) continue;  // a whole word allowed (inside strings: most of them)
+    const size_t end = std::min(n, word * 64 + 64);
+    for (size_t t = word * 64; t < end; ++t)
+      if (!((bits >> (t - word * 64)) & 1)) logits[t] = kMasked;
+  }
+}
+
 int32_t argmax(std::span<const float> logits) {
   int32_t best = -1;
   for (size_t i = 0; i < logits.size(); ++i)

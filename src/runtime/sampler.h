@@ -77,6 +77,9 @@ void apply_top_k(std::span<float> logits, int k);
 // Keeps the most probable tokens, in order of probability (ties to the lower id), up to and
 // including the first one at which the cumulative probability reaches p; masks the rest.
 void apply_top_p(std::span<float> logits, float top_p);
+// Grammar-constrained decoding: masks every token whose bit in `allowed` is clear (bit t is word
+// t / 64, bit t % 64; ids past the mask are masked).
+void apply_token_mask(std::span<float> logits, std::span<const uint64_t> allowed);
 
 // The highest logit's id, ties to the lowest. Error when every entry is -inf or NaN.
 int32_t argmax(std::span<const float> logits);

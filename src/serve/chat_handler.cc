@@ -5,9 +5,11 @@
 
 #include "base/error.h"
 #include "serve/chat_prompt.h"
+#include "serve/json_schema_grammar.h"
 #include "serve/openai_service.h"
 #include "serve/parse_pipeline.h"
 #include "serve/service_requests.h"
+#include "serve/tool_call_grammar.h"
 
 namespace minimax {
 namespace {
@@ -140,6 +142,31 @@ std::string render_prompt(const TextModel& model, const ChatRequest& request, Pa
   }
 }
 
+namespace {
+
+// The grammar the answer must follow: a tool-call block for tool_choice required or named (its
+// arguments valid under the tools' schemas), else the response_format's, else none.
+std::shared_ptr<const Grammar> output_grammar(const ChatRequest& request, bool tools_on,
+                                              ParserFormat format) {
+  const ToolChoiceMode mode = request.tool_choice.mode;
+  if (!tools_on || (mode != ToolChoiceMode::kRequired && mode != ToolChoiceMode::kNamed))
+    return request.generation.response_grammar;
+  if (request.generation.response_grammar)
+    throw ApiException(bad_request(
+        "response_format: a JSON response_format cannot be combined with tool_choice required "
+        "or a named tool (the answer is a tool call)",
+        "response_format"));
+  try {
+    return std::make_shared<const Grammar>(
+        tool_call_grammar(format, request.tools, request.tool_choice.name,
+                          request.parallel_tool_calls && mode == ToolChoiceMode::kRequired));
+  } catch (const SchemaError& e) {
+    throw ApiException(bad_request(fmt::format("{}: {}", e.path(), e.what()), e.path()));
+  }
+}
+
+}  // namespace
+
 HttpReply OpenAiService::chat_completions(std::string_view body, const ClientAlive& client_alive) {
   ChatRequest request = parse_chat_request(body);
   if (!request.generation.model.empty() && request.generation.model != options_.served_model_name)
@@ -173,17 +200,17 @@ HttpReply OpenAiService::chat_completions(std::string_view body, const ClientAli
   spec.default_max_tokens = engine_.options().max_model_len - static_cast<int64_t>(prompt.size());
   spec.prompt_logprobs = request.generation.prompt_logprobs.value_or(-1);
   spec.timeout_seconds = options_.request_timeout_seconds;
-  if (tools_on && (request.tool_choice.mode == ToolChoiceMode::kRequired ||
-                   request.tool_choice.mode == ToolChoiceMode::kNamed)) {
-    // Force the tool-call opening once the reasoning ends (or at once when it does not start).
-    ForcedTokens forced;
-    forced.tokens = tokenizer.encode(forced_tool_call_prefix(format, request.tool_choice.name));
-    if (parser.initial == ReasoningState::kReasoning)
-      forced.trigger =
-          tokenizer
-              .token_id(parser_format_spec(format).markers[parser_format_spec(format).think_close])
-              .value_or(-1);
-    spec.forced = std::move(forced);
+  if (std::shared_ptr<const Grammar> grammar = output_grammar(request, tools_on, format)) {
+    // The output follows the grammar once the reasoning ends (or at once when it does not
+    // start). The reasoning is free text that must end with the end-of-reasoning marker: the
+    // model cannot skip to a tool call or stop without closing it, so what follows is always
+    // constrained.
+    if (parser.initial == ReasoningState::kReasoning) {
+      const ParserFormatSpec& markers = parser_format_spec(format);
+      grammar = std::make_shared<const Grammar>(after_free_text(
+          *grammar, markers.markers[markers.think_close], {markers.markers[markers.think_open]}));
+    }
+    spec.constraint = TokenConstraint{-1, std::move(grammar)};
   }
 
   auto call = std::make_shared<ChatCall>();

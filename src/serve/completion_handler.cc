@@ -152,6 +152,8 @@ HttpReply OpenAiService::completions(std::string_view body, const ClientAlive& c
   spec.prompt_field = "prompt";
   spec.timeout_seconds = options_.request_timeout_seconds;
   spec.prompt_logprobs = request.generation.prompt_logprobs.value_or(-1);
+  if (request.generation.response_grammar)
+    spec.constraint = TokenConstraint{-1, request.generation.response_grammar};
   const bool echo_logprobs = request.echo && request.generation.logprobs;
   if (echo_logprobs)
     spec.prompt_logprobs = std::max(spec.prompt_logprobs, request.generation.top_logprobs);

@@ -2,11 +2,12 @@
 // Pure data conversion (no engine, no sockets): every field is type- and range-checked, and any
 // problem throws ApiException with status 400, a message and `param` naming the field path
 // ("messages[2].role", "temperature"). Unknown fields are ignored, as OpenAI does; fields we
-// cannot honour (response_format json, logit_bias, suffix, several prompts...) are rejected
+// cannot honour (logit_bias, suffix, several prompts...) are rejected
 // rather than silently dropped. Accepted fields and each deviation: docs/api.md.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "runtime/sampler.h"
+#include "text/grammar/grammar.h"
 
 namespace minimax {
 
@@ -35,6 +37,9 @@ struct GenerationFields {
   std::optional<int> prompt_logprobs;   // vLLM extension: top-n per prompt token (0..20)
   bool ignore_eos = false;              // vLLM extension
   bool skip_special_tokens = true;      // vLLM extension (the text only; logprobs name all)
+  // response_format json_object / json_schema: the grammar the output must follow (compiled
+  // while parsing, so an unsupported schema is a 400 naming its keyword); null for text.
+  std::shared_ptr<const Grammar> response_grammar;
 };
 
 enum class ToolChoiceMode { kAuto, kNone, kRequired, kNamed };

@@ -60,14 +60,6 @@ const ParserFormatSpec& parser_format_spec(ParserFormat format) {
   return format == ParserFormat::kMinimaxM2 ? m2 : m3;
 }
 
-std::string forced_tool_call_prefix(ParserFormat format, std::string_view tool_name) {
-  const ParserFormatSpec& spec = parser_format_spec(format);
-  std::string text =
-      spec.markers[spec.tool_marker] + spec.tool_start_suffix + "\n" + spec.invoke_prefix;
-  if (!tool_name.empty()) text += std::string(tool_name) + "\">";
-  return text;
-}
-
 ParserFormat parser_format_for(Arch arch) {
   return parse_parser_format(architecture_record(arch).reasoning_parser, "architecture record");
 }

@@ -49,10 +49,6 @@ struct ParserFormatSpec {
 
 const ParserFormatSpec& parser_format_spec(ParserFormat format);
 
-// The opening a server forces for tool_choice "required" (`tool_name` empty: the model names the
-// tool) or a named function: the block start, a newline and the invoke up to (and with) the name.
-std::string forced_tool_call_prefix(ParserFormat format, std::string_view tool_name);
-
 // The format an architecture writes: what `serve --reasoning-parser auto` and `chat` use.
 ParserFormat parser_format_for(Arch arch);
 

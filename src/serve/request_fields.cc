@@ -2,6 +2,8 @@
 // (serve/request_fields.h).
 #include "serve/request_fields.h"
 
+#include "serve/json_schema_grammar.h"
+
 namespace minimax::request_fields {
 namespace {
 
@@ -152,6 +154,36 @@ int32_t token_id(const Json& v, const std::string& path) {
   return static_cast<int32_t>(id);
 }
 
+// response_format: text (no grammar), json_object (any JSON object) or json_schema (a value of
+// the schema; `strict` changes nothing, the output always follows the schema).
+std::shared_ptr<const Grammar> parse_response_format(const Json& format) {
+  Fields f(format, "response_format");
+  const std::optional<std::string> type = f.string("type");
+  if (!type) fail_request("response_format.type", "response_format.type: required");
+  if (*type == "text") return nullptr;
+  if (*type == "json_object") return std::make_shared<const Grammar>(json_object_grammar());
+  if (*type != "json_schema")
+    fail_request("response_format.type",
+                 fmt::format("response_format.type: unknown type '{}' (expected text, "
+                             "json_object or json_schema)",
+                             *type));
+  const Json* spec = f.object("json_schema");
+  if (!spec) fail_request("response_format.json_schema", "response_format.json_schema: required");
+  Fields s(*spec, "response_format.json_schema");
+  s.string("name");
+  s.boolean("strict");
+  const Json* schema = s.get("schema");
+  const std::string root = "response_format.json_schema.schema";
+  if (!schema) fail_request(root, root + ": required");
+  if (!schema->is_object() && !schema->is_boolean()) wrong_type(root, "a schema object", *schema);
+  try {
+    return std::make_shared<const Grammar>(json_schema_grammar(*schema));
+  } catch (const SchemaError& e) {
+    const std::string path = e.path().empty() ? root : root + "." + e.path();
+    fail_request(path, fmt::format("{}: {}", path, e.what()));
+  }
+}
+
 // The fields chat and completions share; `logprobs` and max_tokens defaults differ and are read
 // by the callers.
 GenerationFields parse_generation(const Fields& f) {
@@ -192,13 +224,8 @@ GenerationFields parse_generation(const Fields& f) {
   if (const Json* bias = f.object("logit_bias"); bias && !bias->empty()) {
     unsupported("logit_bias", "logit_bias");
   }
-  if (const Json* format = f.object("response_format")) {
-    auto type = Fields(*format, "response_format").string("type");
-    if (type != "text") {
-      unsupported("response_format.type",
-                  fmt::format("response_format type '{}'", type.value_or("(none)")));
-    }
-  }
+  if (const Json* format = f.object("response_format"))
+    g.response_grammar = parse_response_format(*format);
   for (const char* legacy : {"functions", "function_call"}) {
     if (f.get(legacy)) unsupported(legacy, fmt::format("{} (use tools / tool_choice)", legacy));
   }

@@ -39,7 +39,7 @@ std::vector<std::shared_ptr<RequestStream>> submit_choices(Engine& engine, const
   base.logprobs = fields.logprobs;
   base.prompt_logprobs = spec.prompt_logprobs;
   base.timeout_seconds = spec.timeout_seconds;
-  base.forced = spec.forced;
+  base.constraint = spec.constraint;
   base.stop.max_tokens = fields.max_tokens.value_or(spec.default_max_tokens);
   if (!fields.ignore_eos) base.stop.stop_token_ids = model.text().eos_token_ids;
   for (int32_t id : fields.stop_token_ids) base.stop.stop_token_ids.push_back(id);

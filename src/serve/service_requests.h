@@ -23,7 +23,7 @@ struct ChoiceSpec {
   std::vector<int32_t> prompt;
   // Used when the request sets no max_tokens (chat: the rest of the context, as vLLM does).
   int64_t default_max_tokens = 16;
-  std::optional<ForcedTokens> forced;
+  std::optional<TokenConstraint> constraint;  // tool_choice required / named, response_format
   int prompt_logprobs = -1;  // top-n per prompt position for the engine, -1 = off
   double timeout_seconds = 0;
   // The request field that holds the prompt, named by errors about it ("prompt" in completions).

@@ -110,17 +110,80 @@ await sameBothWays("chat, thinking disabled", {
   chat_template_kwargs: { thinking_mode: "disabled" },
 });
 
-// 3. Tools: a named tool_choice forces a call; its arguments are JSON either way.
+// 3. Tools: required and named tool_choice make a call (constrained decoding of the model's own
+// tool-call markup) whose arguments satisfy the tool's schema, streamed or not.
+const parseJson = (text) => { try { return JSON.parse(text); } catch { return undefined; } };
 const tools = [{ type: "function", function: { name: "get_weather", description: "Current weather",
   parameters: { type: "object", properties: { city: { type: "string" } }, required: ["city"] } } }];
 const toolBody = { ...greedy, max_tokens: 64, tools, messages: [{ role: "user", content: "What is the weather in Paris?" }] };
 const auto = await sameBothWays("tool request (auto)", toolBody);
 const named = await sameBothWays("tool request (named tool_choice)",
   { ...toolBody, tool_choice: { type: "function", function: { name: "get_weather" } } });
-if (named.finish === "tool_calls") {
-  check(named.tools[0].function.name === "get_weather", "named tool_choice: the call names the tool");
-  check((() => { try { JSON.parse(named.tools[0].function.arguments); return true; } catch { return false; } })(),
-        "named tool_choice: arguments are JSON");
+check(named.finish === "tool_calls" && named.tools.length === 1 &&
+      named.tools[0].function.name === "get_weather" && named.content === "",
+      "named tool_choice: exactly one call of the tool, no content", JSON.stringify(named.raw.choices[0]));
+check(typeof parseJson(named.tools[0]?.function.arguments)?.city === "string",
+      "named tool_choice: arguments hold the required string city", named.tools[0]?.function.arguments);
+// A schema the model would not follow by itself: integer, enum and boolean values, and a tool
+// name with a double quote (written name='...' in the markup).
+const typedTools = [
+  { type: "function", function: { name: "get_price", parameters: { type: "object", properties: {
+      item: { type: "string", maxLength: 12 }, qty: { type: "integer", minimum: 1 },
+      currency: { enum: ["EUR", "USD"] }, gift: { type: "boolean" } },
+    required: ["item", "qty", "currency"] } } },
+  { type: "function", function: { name: 'say"hi', parameters: { type: "object",
+      properties: { text: { type: "string", maxLength: 8 } }, required: ["text"] } } }];
+const required = await sameBothWays("tool request (required, typed schema)", { ...greedy, max_tokens: 160,
+  tools: typedTools, tool_choice: "required", messages: [{ role: "user", content: "Price of 3 apples?" }] });
+check(required.finish === "tool_calls" && required.tools.length >= 1,
+      "required tool_choice: at least one call", JSON.stringify(required.raw.choices[0]));
+for (const call of required.tools) {
+  const a = parseJson(call.function.arguments);
+  const ok = call.function.name === "get_price"
+    ? typeof a?.item === "string" && a.item.length <= 12 && Number.isInteger(a.qty) && a.qty >= 1 &&
+      ["EUR", "USD"].includes(a.currency) && (a.gift === undefined || typeof a.gift === "boolean")
+    : call.function.name === 'say"hi' && typeof a?.text === "string" && a.text.length <= 8;
+  check(ok, `required tool_choice: ${call.function.name} arguments satisfy its schema`, call.function.arguments);
+}
+
+// 3b. Structured outputs: json_schema output parses and validates; json_object is an object.
+const personSchema = { type: "object", properties: {
+    name: { type: "string", maxLength: 10 }, age: { type: "integer", minimum: 0 },
+    role: { enum: ["admin", "user"] }, tags: { type: "array", items: { type: "string", maxLength: 6 }, maxItems: 2 },
+    nick: { anyOf: [{ type: "string", pattern: "^[a-z]{2,4}$" }, { type: "null" }] } },
+  required: ["name", "age", "role", "tags", "nick"], additionalProperties: false };
+const structured = await sameBothWays("response_format json_schema", { ...greedy, max_tokens: 200,
+  messages: [{ role: "user", content: "Describe a user as JSON." }],
+  response_format: { type: "json_schema", json_schema: { name: "person", strict: true, schema: personSchema } } });
+const person = parseJson(structured.content);
+check(structured.finish === "stop" && person !== undefined && typeof person.name === "string" &&
+      person.name.length <= 10 && Number.isInteger(person.age) && person.age >= 0 &&
+      ["admin", "user"].includes(person.role) && Array.isArray(person.tags) && person.tags.length <= 2 &&
+      (person.nick === null || /^[a-z]{2,4}$/.test(person.nick)) && Object.keys(person).length === 5,
+      "response_format json_schema: the content validates against the schema", structured.content);
+// With thinking enabled the reasoning stays free text; the constraint starts after it closes.
+const sumSchema = { type: "object", properties: { answer: { type: "integer" }, unit: { enum: ["none", "apples"] } },
+  required: ["answer", "unit"], additionalProperties: false };
+const thought = await sameBothWays("response_format after reasoning", { ...greedy, max_tokens: 200,
+  messages: [{ role: "user", content: "What is 347 + 285?" }], chat_template_kwargs: { thinking_mode: "enabled" },
+  response_format: { type: "json_schema", json_schema: { name: "sum", schema: sumSchema } } });
+const sum = parseJson(thought.content);
+check(thought.finish === "stop" && thought.reasoning.length > 0 && Number.isInteger(sum?.answer) &&
+      ["none", "apples"].includes(sum?.unit) && Object.keys(sum).length === 2,
+      "response_format after reasoning: free reasoning, then valid JSON", JSON.stringify([thought.reasoning, thought.content]));
+const anyObject = await wholeChat({ ...greedy, max_tokens: 64, messages: [{ role: "user", content: "JSON please" }],
+  response_format: { type: "json_object" } });
+check(anyObject.content.startsWith("{") &&
+      (anyObject.finish === "length" || typeof parseJson(anyObject.content) === "object"),
+      "response_format json_object: an object (or its prefix when max_tokens cut it)", anyObject.content);
+try {
+  await client.chat.completions.create({ ...greedy, messages: [{ role: "user", content: "hi" }],
+    response_format: { type: "json_schema", json_schema: { name: "x", schema: {
+      type: "object", properties: { age: { type: "integer", maximum: 3 } } } } } });
+  check(false, "an unsupported schema keyword is refused");
+} catch (e) {
+  check(e.status === 400 && e.param === "response_format.json_schema.schema.properties.age.maximum",
+        "an unsupported schema keyword → 400 naming its path", `${e.status} ${e.param} ${e.message}`);
 }
 if (args.trained) {
   // The bundled model's tool task exactly as docs/tiny_model_tasks.md §5 specifies it (both

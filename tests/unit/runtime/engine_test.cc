@@ -1,12 +1,13 @@
 // The serving engine on real tiny M2 / M3 checkpoints: concurrent requests give exactly the
 // tokens of the same requests run one at a time through the runtime Generator (also under
 // preemption and with prefix-cache hits), cancellation frees blocks, timeouts, the queue bound,
-// request validation, forced tokens and prompt logprobs against a full forward.
+// request validation, grammar constraints and prompt logprobs against a full forward.
 #include "runtime/engine.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -17,6 +18,7 @@
 #include "checkpoint/tiny_config.h"
 #include "runtime/model_session.h"
 #include "text/bpe_trainer.h"
+#include "text/grammar/grammar_matcher.h"
 
 namespace minimax {
 namespace {
@@ -379,53 +381,67 @@ TEST(Engine, OptionsAreResolvedAndAPoolTooSmallIsRefused) {
   EXPECT_EQ(engine.metrics().snapshot().kv_blocks_total, 4);
 }
 
-TEST(Engine, ForcedTokensFollowTheTrigger) {
+// "AB" then one to three digits: a grammar the tiny model would not follow by itself.
+std::shared_ptr<const Grammar> ab_digits_grammar() {
+  GrammarBuilder b;
+  const int32_t digits = b.repeat("d", {b.byte_range('0', '9')}, 1, 3);
+  return std::make_shared<const Grammar>(
+      b.build(b.choice("root", {concat(b.literal("AB"), {GrammarBuilder::ref(digits)})})));
+}
+
+bool is_ab_digits(std::string_view text) {
+  if (text.size() < 3 || text.size() > 5 || text.substr(0, 2) != "AB") return false;
+  return std::all_of(text.begin() + 2, text.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+TEST(Engine, ConstraintMasksTokensAfterTheTrigger) {
   TinyModel& t = tiny(Arch::kM2);
   Engine engine(*t.model, *t.tokenizer, small_options());
   const EngineRequest plain = greedy_request(prompt_ids(12, 6), 12);
   const Collected free_run = collect(*engine.submit(plain));
   ASSERT_GE(free_run.tokens.size(), 4u);
-  const std::vector<int32_t> forced = {65, 66, 67};  // "ABC"
+  ASSERT_FALSE(is_ab_digits(free_run.text));
 
-  // From the first token.
+  // From the first token, with no stop token: the complete sentence ends the request.
   EngineRequest from_start = plain;
-  from_start.forced = ForcedTokens{-1, forced};
+  from_start.constraint = TokenConstraint{-1, ab_digits_grammar()};
   from_start.logprobs = true;
-  from_start.sampling.repetition_penalty = 1.5f;  // the forced tokens count as seen
   const Collected a = collect(*engine.submit(from_start));
-  ASSERT_GE(a.tokens.size(), 3u);
-  EXPECT_EQ(std::vector<int32_t>(a.tokens.begin(), a.tokens.begin() + 3), forced);
-  EXPECT_EQ(a.text.substr(0, 3), "ABC");
+  EXPECT_TRUE(is_ab_digits(a.text)) << a.text;
+  EXPECT_EQ(a.finish_reason, "stop");
   ASSERT_EQ(a.logprobs.size(), a.tokens.size());
-  EXPECT_EQ(a.logprobs[0].chosen.token, 65);
-  {  // the logprob of a forced token is that of the raw logits
+  {  // logprobs see the mask (as vLLM's): the first token's is log-softmax over allowed tokens
     KvCache cache = t.model->new_cache(64);
     std::vector<int32_t> positions(plain.prompt.size());
     for (size_t i = 0; i < positions.size(); ++i) positions[i] = static_cast<int32_t>(i);
-    const std::vector<float> logits = t.model->forward(plain.prompt, positions, cache);
-    EXPECT_NEAR(a.logprobs[0].chosen.logprob, compute_logprobs(logits, 65, 0).chosen.logprob,
-                1e-4f);
+    std::vector<float> logits = t.model->forward(plain.prompt, positions, cache);
+    GrammarMatcher matcher(ab_digits_grammar(), std::make_shared<const TokenTrie>(*t.tokenizer),
+                           {});
+    apply_token_mask(logits, matcher.allowed_tokens());
+    EXPECT_NEAR(a.logprobs[0].chosen.logprob,
+                compute_logprobs(logits, a.tokens[0], 0).chosen.logprob, 1e-4f);
+    EXPECT_GT(a.logprobs[0].chosen.logprob, -20.0f);
   }
-  // Afterwards generation continues from the forced tokens, as a prompt ending in them would
-  // (the repetition penalty sees prompt and output tokens alike).
-  EngineRequest continued = from_start;
-  continued.forced.reset();
-  continued.logprobs = false;
-  continued.prompt.insert(continued.prompt.end(), forced.begin(), forced.end());
-  continued.stop.max_tokens = plain.stop.max_tokens - 3;
-  const GenerationResult rest = run_alone(t, continued);
-  EXPECT_EQ(std::vector<int32_t>(a.tokens.begin() + 3, a.tokens.end()), rest.tokens);
 
-  // After a trigger: the free run's second token triggers the forcing.
+  // With a stop token: allowed only once the sentence is complete, and then the only choice.
+  EngineRequest with_eos = from_start;
+  with_eos.stop.stop_token_ids = {free_run.tokens[0]};
+  const Collected e = collect(*engine.submit(with_eos));
+  EXPECT_EQ(e.finish_reason, "stop");
+  EXPECT_EQ(e.stop_token, free_run.tokens[0]);
+  EXPECT_TRUE(is_ab_digits(e.text)) << e.text;
+
+  // After a trigger: the free run's second token starts the constraint.
   const int32_t trigger = free_run.tokens[1];
   if (free_run.tokens[0] != trigger) {
     EngineRequest triggered = plain;
-    triggered.forced = ForcedTokens{trigger, forced};
+    triggered.constraint = TokenConstraint{trigger, ab_digits_grammar()};
     const Collected b = collect(*engine.submit(triggered));
-    ASSERT_GE(b.tokens.size(), 5u);
+    ASSERT_GE(b.tokens.size(), 3u);
     EXPECT_EQ(b.tokens[0], free_run.tokens[0]);
     EXPECT_EQ(b.tokens[1], trigger);
-    EXPECT_EQ(std::vector<int32_t>(b.tokens.begin() + 2, b.tokens.begin() + 5), forced);
+    const std::string head = t.tokenizer->decode(std::span<const int32_t>(b.tokens).first(2));
+    EXPECT_TRUE(is_ab_digits(b.text.substr(head.size()))) << b.text;
   }
 }
 

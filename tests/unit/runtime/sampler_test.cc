@@ -338,3 +338,18 @@ TEST(SamplerTest, NanLogitIsAnError) {
 
 }  // namespace
 }  // namespace minimax
+
+namespace minimax {
+namespace {
+
+TEST(TokenMask, ClearBitsBecomeMinusInfinity) {
+  std::vector<float> logits(130, 1.0f);
+  std::vector<uint64_t> allowed = {~uint64_t{0}, uint64_t{1} << 5};  // 0..63 and 69; 128+ masked
+  apply_token_mask(logits, allowed);
+  for (size_t t = 0; t < logits.size(); ++t)
+    EXPECT_EQ(std::isinf(logits[t]), !(t < 64 || t == 69)) << t;
+  EXPECT_EQ(argmax(logits), 0);
+}
+
+}  // namespace
+}  // namespace minimax

@@ -155,6 +155,23 @@ TEST(OpenAiChatRequest, TemplateOptions) {
   }
 }
 
+TEST(OpenAiChatRequest, ResponseFormatCompilesAGrammar) {
+  EXPECT_EQ(parse_chat_request(R"({"messages":[{"role":"user","content":"x"}],
+      "response_format":{"type":"text"}})").generation.response_grammar, nullptr);
+  EXPECT_NE(parse_chat_request(R"({"messages":[{"role":"user","content":"x"}],
+      "response_format":{"type":"json_object"}})").generation.response_grammar, nullptr);
+  const ChatRequest r = parse_chat_request(R"({"messages":[{"role":"user","content":"x"}],
+      "response_format":{"type":"json_schema","json_schema":{"name":"p","strict":true,
+      "schema":{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],
+      "additionalProperties":false}}}})");
+  ASSERT_NE(r.generation.response_grammar, nullptr);
+  EXPECT_GT(r.generation.response_grammar->rules.size(), 3u);
+  // Completions take it too (no reasoning there: the whole text is constrained).
+  EXPECT_NE(parse_completion_request(R"({"prompt":"x","response_format":{"type":"json_object"}})")
+                .generation.response_grammar,
+            nullptr);
+}
+
 TEST(OpenAiCompletionRequest, PromptShapes) {
   CompletionRequest text = parse_completion_request(R"({"prompt":"Once upon"})");
   EXPECT_EQ(text.prompt_text, "Once upon");
