@@ -7,7 +7,7 @@ PACKAGES=(
   g++ cmake ninja-build pkg-config git
   nlohmann-json3-dev libcpp-httplib-dev libfmt-dev libcli11-dev libpcre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libopenmpi-dev openmpi-bin
+  libopenmpi-dev openmpi-bin procps
   clang libclang-rt-14-dev
   python3-numpy
 )
