@@ -27,7 +27,7 @@ struct Bf16Bf16x {
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
                                                  __m512i* w) const {
     const uint8_t* p = data + row * row_bytes + c * 64;
-    prefetch512<kTail>(p);
+    prefetch512<kTail>(p, row_bytes);
     w[0] = kTail ? _mm512_maskz_loadu_epi16(static_cast<__mmask32>(first_bytes(valid)), p)
                  : _mm512_loadu_si512(p);
   }
@@ -66,7 +66,7 @@ struct Fp8Bf16x {
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
                                                  __m512i* w) const {
     const uint8_t* p = data + row * row_bytes + c * 64;
-    prefetch512<kTail>(p);
+    prefetch512<kTail>(p, row_bytes);
     tables.pairs(kTail ? _mm512_maskz_loadu_epi8(first_bytes(valid), p) : _mm512_loadu_si512(p), w);
   }
   static constexpr int group(int) { return 0; }
@@ -95,7 +95,7 @@ struct Mxfp4Bf16x {
   template <bool kTail>
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
                                                  __m512i* w) const {
-    elements.decode<kTail>(data + row * row_bytes + c * 64, valid, w);
+    elements.decode<kTail>(data + row * row_bytes + c * 64, row_bytes, valid, w);
   }
   static constexpr int group(int) { return 0; }
   template <bool kTail>
@@ -129,7 +129,7 @@ struct Nvfp4Bf16x {
   template <bool kTail>
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
                                                  __m512i* w) const {
-    elements.decode<kTail>(data + row * row_bytes + c * 64, valid, w);
+    elements.decode<kTail>(data + row * row_bytes + c * 64, row_bytes, valid, w);
   }
   static constexpr int group(int k) { return k & 1; }
   template <bool kTail>

@@ -19,7 +19,7 @@ struct F32Avx512 {
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
                                                  __m512* w) const {
     const float* p = data + row * stride + c * kChunkCols;
-    prefetch512<kTail>(p);
+    prefetch512<kTail>(p, stride * 4);
     w[0] = kTail ? _mm512_maskz_loadu_ps(static_cast<__mmask16>(first_bytes(valid)), p)
                  : _mm512_loadu_ps(p);
   }

@@ -47,7 +47,7 @@ struct Fp8Avx512 {
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
                                                  __m512* w) const {
     const uint8_t* p = data + row * row_bytes + c * 64;
-    prefetch512<kTail>(p);
+    prefetch512<kTail>(p, row_bytes);
     const __m512i codes =
         kTail ? _mm512_maskz_loadu_epi8(first_bytes(valid), p) : _mm512_loadu_si512(p);
     __m512i pairs[2];

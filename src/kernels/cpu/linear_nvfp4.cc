@@ -34,7 +34,7 @@ struct Nvfp4Avx512 {
   template <bool kTail>
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
                                                  __m512* w) const {
-    elements.decode<kTail>(data + row * row_bytes + c * 64, valid, w);
+    elements.decode<kTail>(data + row * row_bytes + c * 64, row_bytes, valid, w);
   }
   static constexpr int group(int) { return 0; }
   template <bool kTail>
