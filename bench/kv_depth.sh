@@ -16,15 +16,19 @@ PY=$(command -v /usr/bin/python3 || command -v python3)
 depth_flags=()
 for d in $DEPTHS; do depth_flags+=(--depth "$d"); done
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+WORK=$(mktemp -d)
+trap 'rm -rf "$WORK"' EXIT
 for t in $TYPES; do
-  "$BIN" bench --model "$MODEL" --threads "$THREADS" --prompt-tokens 32 --gen-tokens 16 \
-    --repeat 3 --bandwidth-mib 256 --kv-cache-dtype "$t" "${depth_flags[@]}" --json |
-    "$PY" -c '
+  "$BIN" bench --model "$MODEL" --threads "$THREADS" --prompt-tokens 16 --gen-tokens 8 \
+    --repeat 2 --bandwidth-mib 256 --kv-cache-dtype "$t" "${depth_flags[@]}" --json \
+    2>/dev/null >"$WORK/$t.json"
+  "$PY" - "$WORK/$t.json" <<'PYEOF'
 import json, sys
-r = json.load(sys.stdin)
+r = json.load(open(sys.argv[1]))
 for d in r["depth"]:
-    print(f"{r[\"kv_cache_dtype\"]:>9} depth {d[\"depth\"]:>6}: {d[\"ms_per_token\"]:8.1f} ms/token "
-          f"({d[\"ratio_to_first\"]:.2f}x the first depth), CPU share {d[\"decode_cpu_share\"]:.2f}, "
-          f"fill {d[\"fill\"]} {d[\"fill_seconds\"]:.1f} s")'
+    print("%9s depth %6d: %8.1f ms/token (%.2fx the first depth), CPU share %.2f, fill %s %.1f s"
+          % (r["kv_cache_dtype"], d["depth"], d["ms_per_token"], d["ratio_to_first"],
+             d["decode_cpu_share"], d["fill"], d["fill_seconds"]))
+PYEOF
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
