@@ -2,7 +2,8 @@
 // machine's copy and read bandwidth measured in the same run with the same threads, then prefill
 // and decode speed, the active weight bytes per decoded token, the bandwidth decode achieves
 // (bytes/token × tok/s) and its ratio to the measured bandwidth. Greedy decode; no timing is
-// taken before a warm-up pass has faulted the mapped weights in.
+// taken before a warm-up pass has faulted the mapped weights in. With --depth N, also the decode
+// speed after N tokens of context (bench_depth.h), in a cache of --kv-cache-dtype.
 #include <sys/resource.h>
 
 #include <chrono>
