@@ -22,9 +22,14 @@ nlohmann::json tiny_config_json(Arch arch, int vocab_size);
 // and 32-wide MXFP4 blocks; heads as the tiny ones (8 query, 2 KV).
 nlohmann::json parallel_config_json(Arch arch, int vocab_size);
 
-// The CPU benchmark shape: M2 architecture (same field set as the tiny M2) with hidden 1536, 10
-// layers, 24 query / 4 KV heads of 128 (RoPE on 64 dims), 64 experts of width 768, top-8:
-// 2.48 B parameters at vocab 32768, 0.44 B active per token.
-nlohmann::json bench_config_json(int vocab_size);
+// The CPU benchmark shapes (max_position_embeddings 196608, for long-context benchmarks).
+// M2 (same field set as the tiny M2): hidden 1536, 10 layers, 24 query / 4 KV heads of 128 (RoPE
+// on 64 dims), 64 experts of width 768, top-8: 2.48 B parameters at vocab 32768, 0.44 B active
+// per token.
+// M3 (same field set as the tiny M3): hidden 1536, 1 dense layer (FFN 3072, dense attention) then
+// 11 MoE + MSA layers (64 experts of width 768, top-4, one shared expert of 768), 16 query / 4 KV
+// heads of 128 (RoPE on 64 dims), the release's MSA geometry (4 index heads of 128, blocks of 128,
+// top-16, local block forced).
+nlohmann::json bench_config_json(int vocab_size, Arch arch = Arch::kM2);
 
 }  // namespace minimax

@@ -2,7 +2,8 @@
 // machine's copy and read bandwidth measured in the same run with the same threads, then prefill
 // and decode speed, the active weight bytes per decoded token, the bandwidth decode achieves
 // (bytes/token × tok/s) and its ratio to the measured bandwidth. Greedy decode; no timing is
-// taken before a warm-up pass has faulted the mapped weights in.
+// taken before a warm-up pass has faulted the mapped weights in. With --depth N, also the decode
+// speed after N tokens of context (bench_depth.h), in a cache of --kv-cache-dtype.
 #include <sys/resource.h>
 
 #include <chrono>
@@ -10,7 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "base/error.h"
+#include "cli/bench_depth.h"
 #include "cli/commands.h"
+#include "cli/kv_cache_flag.h"
 #include "cli/parallel_flags.h"
 #include "kernels/backend.h"
 #include "kernels/cpu/cpu_features.h"
@@ -31,6 +34,9 @@ struct BenchArgs {
   size_t bandwidth_mib = 1024;
   bool json = false;
   ParallelRequest parallel;
+  std::string kv_cache_dtype = "auto";
+  std::vector<int64_t> depths;  // --depth: decode speed after this many tokens of context
+  std::string depth_fill = "tile";
 };
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -72,7 +78,8 @@ Timings time_model(Model& model, const BenchArgs& args, size_t threads, const Co
   std::vector<int32_t> prompt(args.prompt_tokens);
   SampleRng rng(1234);
   for (int32_t& id : prompt) id = static_cast<int32_t>(rng.next_unit() * model.config().vocab_size);
-  ModelSession session(model, args.prompt_tokens + args.gen_tokens + 1);
+  ModelSession session(model, args.prompt_tokens + args.gen_tokens + 1, 512,
+                       kv_cache_dtype(args.kv_cache_dtype));
   Timings t;
   auto start = std::chrono::steady_clock::now();
   session.prefill(prompt);  // warm-up: faults the mapped weights in
@@ -139,6 +146,14 @@ void print_table(const nlohmann::ordered_json& r, const BenchArgs& args, const M
   row("CPU share", fmt::format("{:.2f} of {} thread(s) during decode, {:.2f} during the bandwidth "
                                "test",
                                cpu_share, threads, bandwidth_share));
+  for (const auto& d : r["depth"])
+    row(fmt::format("decode @ {}", d["depth"].get<int64_t>()),
+        fmt::format("{:.2f} tok/s, {:.1f} ms/token, {:.2f}x the first depth's time (KV {}, fill {} "
+                    "in {:.1f} s, CPU share {:.2f})",
+                    d["decode_tok_s"].get<double>(), d["ms_per_token"].get<double>(),
+                    d["ratio_to_first"].get<double>(), r["kv_cache_dtype"].get<std::string>(),
+                    d["fill"].get<std::string>(), d["fill_seconds"].get<double>(),
+                    d["decode_cpu_share"].get<double>()));
   if (cpu_share < 0.9 || bandwidth_share < 0.9)
     row("note",
         "less CPU time than the threads could use: the machine is busy (or threads wait), so "
@@ -161,6 +176,23 @@ void run_bench(const BenchArgs& args) {
   const Bandwidth bw = measure_bandwidth(pool, args.bandwidth_mib << 20);
   const DecodeBytes bytes = decode_bytes_per_token(model->weights(), model->config());
   const Timings t = time_model(*model, args, pool.size(), ranks());
+  const KvDtype kv_dtype = kv_cache_dtype(args.kv_cache_dtype);
+  nlohmann::ordered_json depth = nlohmann::ordered_json::array();
+  double first_ms = 0;
+  for (int64_t n : args.depths) {
+    const DepthTiming d = time_decode_at_depth(*model, n, args.gen_tokens, args.repeat, kv_dtype,
+                                               parse_depth_fill(args.depth_fill), pool.size());
+    const double ms = 1e3 * d.decode_seconds / args.gen_tokens;
+    if (first_ms == 0) first_ms = ms;
+    depth.push_back({{"depth", n},
+                     {"fill", args.depth_fill},
+                     {"fill_seconds", d.fill_seconds},
+                     {"decode_seconds", d.decode_seconds},
+                     {"decode_tok_s", args.gen_tokens / d.decode_seconds},
+                     {"ms_per_token", ms},
+                     {"ratio_to_first", ms / first_ms},
+                     {"decode_cpu_share", d.decode_cpu_share}});
+  }
 
   const double prefill_tps = args.prompt_tokens / t.prefill_seconds;
   const double decode_tps = args.gen_tokens / t.decode_seconds;
@@ -188,6 +220,8 @@ void run_bench(const BenchArgs& args) {
       {"decode_tok_s", decode_tps},
       {"decode_cpu_share", t.decode_cpu_share},
       {"repeat", args.repeat},
+      {"kv_cache_dtype", kv_dtype_name(kv_dtype)},
+      {"depth", depth},
       {"bytes_per_token",
        {{"attention", bytes.attention},
         {"router", bytes.router},
@@ -234,6 +268,16 @@ void register_bench(CLI::App& app) {
       ->check(CLI::IsMember({"cpu", "reference"}));
   cmd->add_flag("--json", args->json, "Print the results as JSON");
   add_parallel_flags(cmd, args->parallel);
+  add_kv_cache_dtype_flag(cmd, args->kv_cache_dtype);
+  cmd->add_option("--depth", args->depths,
+                  "Also time --gen-tokens decode steps after this many tokens of context "
+                  "(repeatable, e.g. --depth 2048 --depth 32768)")
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--depth-fill", args->depth_fill,
+                  "How the context is filled: tile (a real 512-token prefill copied over the "
+                  "cache; same decode cost) or prefill (all of it, slow)")
+      ->check(CLI::IsMember({"tile", "prefill"}))
+      ->capture_default_str();
   cmd->callback([args] { run_bench(*args); });
 }
 

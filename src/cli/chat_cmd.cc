@@ -12,6 +12,7 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/kv_cache_flag.h"
 #include "cli/parallel_flags.h"
 #include "runtime/model_session.h"
 #include "runtime/text_model.h"
@@ -30,6 +31,7 @@ struct ChatArgs {
   bool plain = false, quiet = false;
   SamplingOverrides sampling;
   ParallelRequest parallel;
+  std::string kv_cache_dtype = "auto";
 };
 
 // Writes reasoning and answer pieces so that a reader can tell them apart.
@@ -90,7 +92,7 @@ void run_chat(const ChatArgs& args) {
   const ParserFormat format = parser_format_for(model->model().config().arch);
   // The mode only matters when the rendered prompt does not say whether reasoning is open.
   const ThinkingMode mode = thinking_mode_from_kwargs(nlohmann::json::parse(kwargs.dump()), format);
-  ModelSession session(model->model(), args.context);
+  ModelSession session(model->model(), args.context, 512, kv_cache_dtype(args.kv_cache_dtype));
   Generator generator(session, model->tokenizer());
   nlohmann::ordered_json messages = nlohmann::ordered_json::array();
   const auto reset = [&] {
@@ -179,6 +181,7 @@ void register_chat(CLI::App& app) {
   add_sampling_options(cmd, args->sampling);
   cmd->add_option("--threads", args->threads, "Worker threads (0 = all hardware threads)");
   add_parallel_flags(cmd, args->parallel);
+  add_kv_cache_dtype_flag(cmd, args->kv_cache_dtype);
   cmd->add_option("--moe-path", args->moe_path, "MoE path: fast, or dequant (experts as bf16)")
       ->check(CLI::IsMember({"fast", "dequant"}));
   cmd->add_flag("--plain", args->plain, "Label reasoning with text even on a terminal");

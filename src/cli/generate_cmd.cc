@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/kv_cache_flag.h"
 #include "cli/parallel_flags.h"
 #include "runtime/model_session.h"
 #include "runtime/text_model.h"
@@ -24,6 +25,7 @@ struct GenerateArgs {
   std::vector<std::string> stop;
   SamplingOverrides sampling;
   ParallelRequest parallel;
+  std::string kv_cache_dtype = "auto";
 };
 
 void print_stats(const GenerationResult& r) {
@@ -76,7 +78,7 @@ void run_generate(const GenerateArgs& args) {
   const int64_t context =
       args.context > 0 ? args.context : static_cast<int64_t>(prompt.size()) + max_tokens;
 
-  ModelSession session(model->model(), context);
+  ModelSession session(model->model(), context, 512, kv_cache_dtype(args.kv_cache_dtype));
   Generator generator(session, model->tokenizer());
   const GenerationResult result =
       generator.generate(prompt, sampling, stop, [](const GenerationEvent& event) {
@@ -122,6 +124,7 @@ void register_generate(CLI::App& app) {
   cmd->add_option("--context", args->context, "KV cache tokens (default: prompt + max tokens)");
   cmd->add_option("--threads", args->threads, "Worker threads (0 = all hardware threads)");
   add_parallel_flags(cmd, args->parallel);
+  add_kv_cache_dtype_flag(cmd, args->kv_cache_dtype);
   cmd->add_option("--moe-path", args->moe_path, "MoE path: fast, or dequant (experts as bf16)")
       ->check(CLI::IsMember({"fast", "dequant"}));
   cmd->add_option("--backend", args->backend, "Kernels: cpu or reference")

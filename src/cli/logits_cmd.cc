@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/kv_cache_flag.h"
 #include "cli/parallel_flags.h"
 #include "model/model.h"
 #include "model/npy.h"
@@ -44,6 +45,7 @@ void register_logits(CLI::App& app) {
     bool all_positions = false, emulate_act_quant = false, dense_attention = false;
     size_t threads = 0;
     ParallelRequest parallel;
+    std::string kv_cache_dtype = "auto";
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("--model", args->model, "Checkpoint directory")->required();
@@ -62,6 +64,7 @@ void register_logits(CLI::App& app) {
                 "Attend densely on MSA layers (diagnostic)");
   cmd->add_option("--threads", args->threads, "Worker threads (0 = all hardware threads)");
   add_parallel_flags(cmd, args->parallel);
+  add_kv_cache_dtype_flag(cmd, args->kv_cache_dtype);
   cmd->callback([args] {
     if (args->tokens.empty() == args->prompt.empty()) fail("logits: give --tokens or --prompt");
     std::vector<int32_t> ids =
@@ -78,7 +81,8 @@ void register_logits(CLI::App& app) {
     options.parallel = args->parallel;
     auto model = Model::load(args->model, options, ranks());
     if (follow_rank0(*model)) return;  // the output is rank 0's
-    KvCache cache = model->new_cache(static_cast<int64_t>(ids.size()));
+    KvCache cache =
+        model->new_cache(static_cast<int64_t>(ids.size()), kv_cache_dtype(args->kv_cache_dtype));
     std::vector<int32_t> positions(ids.size());
     for (size_t i = 0; i < ids.size(); ++i) positions[i] = static_cast<int32_t>(i);
     const LogitsFor which = args->all_positions ? LogitsFor::kAllTokens : LogitsFor::kLastToken;

@@ -1,8 +1,8 @@
 // `minimax make-tiny --arch m2|m3 --output DIR [--format F] [--seed N] [--shape tiny|bench]`: a
 // deterministic random checkpoint with the real architecture at tiny size, a trained byte-level
 // BPE tokenizer with the MiniMax special tokens, the chat template and generation config: the
-// project's test fixture. `--shape bench` gives the M2 CPU benchmark shape instead
-// (checkpoint/tiny_config.h: 2.48 B parameters, vocabulary padded to 32768).
+// project's test fixture. `--shape bench` gives the M2 or M3 CPU benchmark shape instead
+// (checkpoint/tiny_config.h; vocabulary padded to 32768).
 #include <cstdio>
 #include <filesystem>
 
@@ -78,13 +78,12 @@ void register_make_tiny(CLI::App& app) {
   cmd->add_option("--seed", *seed, "Random seed (same seed, same bytes)");
   cmd->add_flag("--force", *force, "Replace an existing output directory");
   cmd->add_option("--shape", *shape,
-                  "tiny (tests), parallel (tiny, widened for 2-4 ranks), or bench (M2 CPU "
-                  "benchmark shape, 2.48 B)")
+                  "tiny (tests), parallel (tiny, widened for 2-4 ranks), or bench (CPU "
+                  "benchmark shape: M2 2.48 B, or M3 with MSA layers)")
       ->check(CLI::IsMember({"tiny", "parallel", "bench"}));
   cmd->callback([=] {
     const Arch a = *arch == "m2" ? Arch::kM2 : Arch::kM3;
     const bool bench = *shape == "bench";
-    if (bench && a != Arch::kM2) fail("--shape bench: the benchmark shape is M2 (use --arch m2)");
     const QuantScheme scheme = parse_quant_scheme(*format);
     // The BF16 checkpoint is built first (in its own partial directory) and quantized from there.
     const std::string bf16_dir = scheme == QuantScheme::kNone ? *output : *output + ".bf16";
@@ -98,7 +97,7 @@ void register_make_tiny(CLI::App& app) {
       // Embedding rows, padded as real models pad (the benchmark shape to its full vocabulary).
       const int padded_vocab = bench ? kBenchVocab : (vocab + 63) / 64 * 64;
       const ModelConfig config =
-          parse_model_config(bench                  ? bench_config_json(padded_vocab)
+          parse_model_config(bench                  ? bench_config_json(padded_vocab, a)
                              : *shape == "parallel" ? parallel_config_json(a, padded_vocab)
                                                     : tiny_config_json(a, padded_vocab),
                              *shape + " config");

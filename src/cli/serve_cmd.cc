@@ -17,6 +17,7 @@
 #include "base/log.h"
 #include "checkpoint/arch/architecture.h"
 #include "cli/commands.h"
+#include "cli/kv_cache_flag.h"
 #include "cli/parallel_flags.h"
 #include "model/kv_cache.h"
 #include "runtime/engine.h"
@@ -39,6 +40,7 @@ struct ServeArgs {
   size_t threads = 0, http_threads = 64;
   bool no_prefix_caching = false;
   ParallelRequest parallel;
+  std::string kv_cache_dtype = "auto";
 };
 
 // "1GiB", "512MiB", "300MB", "1000000" → bytes.
@@ -216,6 +218,7 @@ void run_serve(const ServeArgs& args) {
   EngineOptions engine_options;
   engine_options.kv_cache_bytes = parse_size(args.kv_cache_memory, "--kv-cache-memory");
   engine_options.kv_block_size = args.block_size;
+  engine_options.kv_cache_dtype = kv_cache_dtype(args.kv_cache_dtype);
   engine_options.max_num_seqs = args.max_num_seqs;
   engine_options.max_batched_tokens = args.max_batched_tokens;
   engine_options.max_waiting = args.max_waiting;
@@ -225,7 +228,8 @@ void run_serve(const ServeArgs& args) {
   if (engine_options.max_model_len == 0) {
     // The model's context, or what the KV cache holds for one request if that is less.
     const int64_t blocks =
-        engine_options.kv_cache_bytes / KvBlockPool::bytes_per_block(config, args.block_size);
+        engine_options.kv_cache_bytes /
+        KvBlockPool::bytes_per_block(config, args.block_size, engine_options.kv_cache_dtype);
     engine_options.max_model_len =
         std::min<int64_t>(config.max_position_embeddings, blocks * args.block_size);
   }
@@ -298,6 +302,7 @@ void register_serve(CLI::App& app) {
                   "are dropped (default 30)");
   cmd->add_option("--threads", args->threads, "Compute threads (0 = all hardware threads)");
   add_parallel_flags(cmd, args->parallel);
+  add_kv_cache_dtype_flag(cmd, args->kv_cache_dtype);
   cmd->add_option("--http-threads", args->http_threads,
                   "Requests handled at once (default 64); open connections are not limited by it");
   cmd->add_option("--moe-path", args->moe_path, "MoE path: fast, or dequant (experts as bf16)");

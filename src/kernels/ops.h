@@ -66,8 +66,8 @@ using CopyFn = void (*)(float* y, const float* x, int64_t n);
 using GatherRowsFn = void (*)(const float* x, int64_t width, const int32_t* rows, int64_t count,
                               float* out);
 
-// Element type of the KV cache's storage. Only kF32 is implemented today; bf16 and fp8 come
-// with the CPU speed work, and a kernel given a type it does not implement throws Error.
+// Element type of the KV cache's storage; what each type stores and reads back is kv_codec.h
+// (bf16 round to nearest even; fp8 e4m3fn with a per-tensor scale of 1.0, saturating at ±448).
 enum class KvDtype : uint8_t { kF32, kBF16, kFp8E4m3 };
 std::string_view kv_dtype_name(KvDtype dtype);  // "f32", "bf16", "fp8_e4m3"
 int64_t kv_dtype_bytes(KvDtype dtype);

@@ -24,7 +24,8 @@ EngineOptions resolve_options(const Model& model, EngineOptions options) {
     fail("kv_cache_blocks: must be >= 0, got {}", options.kv_cache_blocks);
   const char* size_source = "kv_cache_blocks";
   if (options.kv_cache_blocks == 0) {
-    const int64_t per_block = KvBlockPool::bytes_per_block(config, options.kv_block_size);
+    const int64_t per_block =
+        KvBlockPool::bytes_per_block(config, options.kv_block_size, options.kv_cache_dtype);
     options.kv_cache_blocks = options.kv_cache_bytes / per_block;
     size_source = "kv_cache_bytes";
     if (options.kv_cache_blocks <= 0)
@@ -101,7 +102,8 @@ Engine::Impl::Impl(Model& model_, const BpeTokenizer& tokenizer_, EngineOptions 
       tokenizer(tokenizer_),
       options(resolve_options(model_, std::move(options_))),
       metrics(options.model_name),
-      pool(model.new_kv_pool(options.kv_cache_blocks, options.kv_block_size)),
+      pool(model.new_kv_pool(options.kv_cache_blocks, options.kv_block_size,
+                             options.kv_cache_dtype)),
       blocks(options.kv_cache_blocks, options.kv_block_size, options.prefix_caching),
       scheduler(blocks, options.max_num_seqs, options.max_batched_tokens),
       signal(std::make_shared<EngineSignal>()) {

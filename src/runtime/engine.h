@@ -31,7 +31,8 @@ struct EngineOptions {
   int64_t kv_block_size = 16;
   int64_t kv_cache_blocks = 0;  // 0 = derive from kv_cache_bytes
   int64_t kv_cache_bytes = 256ll << 20;
-  int64_t max_waiting = 64;  // queue bound: submit throws EngineBusy beyond it
+  KvDtype kv_cache_dtype = KvDtype::kF32;  // element type of the pool (the CLI's auto is bf16)
+  int64_t max_waiting = 64;                // queue bound: submit throws EngineBusy beyond it
   bool prefix_caching = true;
   std::string model_name;  // metrics label
 };

@@ -7,8 +7,8 @@
 
 namespace minimax {
 
-ModelSession::ModelSession(Model& model, int64_t capacity, int64_t prefill_chunk)
-    : model_(model), cache_(model.new_cache(capacity)), prefill_chunk_(prefill_chunk) {
+ModelSession::ModelSession(Model& model, int64_t capacity, int64_t prefill_chunk, KvDtype kv_dtype)
+    : model_(model), cache_(model.new_cache(capacity, kv_dtype)), prefill_chunk_(prefill_chunk) {
   if (prefill_chunk <= 0) fail("prefill chunk: must be > 0, got {}", prefill_chunk);
 }
 

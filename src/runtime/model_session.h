@@ -14,8 +14,10 @@ namespace minimax {
 
 class ModelSession : public LogitsSource {
  public:
-  // `model` must outlive the session. `capacity` tokens of KV cache are allocated up front.
-  ModelSession(Model& model, int64_t capacity, int64_t prefill_chunk = 512);
+  // `model` must outlive the session. `capacity` tokens of KV cache of element type `kv_dtype`
+  // are allocated up front.
+  ModelSession(Model& model, int64_t capacity, int64_t prefill_chunk = 512,
+               KvDtype kv_dtype = KvDtype::kF32);
 
   std::vector<float> prefill(std::span<const int32_t> prompt) override;
   std::vector<float> decode(int32_t token) override;

@@ -3,7 +3,8 @@
 # runs repeat byte for byte, a seed repeats a sampled run, --chat renders the template, a stop
 # string cuts the text before it, chat labels reasoning and keeps the conversation (and on the
 # bundled trained model shows its reasoning apart from the answer), bench prints consistent fields
-# (no timing is asserted). Bad flags fail with the parameter named.
+# (no timing is asserted), every --kv-cache-dtype runs, bench --depth reports each depth. Bad flags
+# fail with the parameter named.
 # Usage: generate_tiny.sh MINIMAX_BINARY SCRATCH_DIR
 set -euo pipefail
 bin=$1
@@ -80,7 +81,8 @@ PY
 
   # bench: fields present and consistent with each other.
   "$bin" bench --model "$model" --threads 1 --prompt-tokens 16 --gen-tokens 4 --repeat 1 \
-    --bandwidth-mib 64 --json >"$work/$arch.bench.json" 2>/dev/null
+    --bandwidth-mib 64 --depth 100 --depth 700 --kv-cache-dtype fp8_e4m3 --json \
+    >"$work/$arch.bench.json" 2>/dev/null
   python3 - "$work/$arch.bench.json" <<'PY' || fail "$arch: bench fields wrong: $(cat "$work/$arch.bench.json")"
 import json, sys
 b = json.load(open(sys.argv[1]))
@@ -93,7 +95,17 @@ achieved = parts["total"] * b["decode_tok_s"] / 1e9
 assert abs(b["achieved_gbps"] - achieved) <= 1e-9 * max(1.0, achieved), "achieved"
 assert abs(b["ratio_to_copy"] - achieved / b["copy_gbps"]) < 1e-9, "ratio"
 assert b["threads"] == 1 and b["prompt_tokens"] == 16 and b["gen_tokens"] == 4, "echo"
+assert b["kv_cache_dtype"] == "fp8_e4m3", "kv type"
+assert [d["depth"] for d in b["depth"]] == [100, 700], "depths"
+assert all(d["decode_tok_s"] > 0 and d["fill"] == "tile" for d in b["depth"]), "depth speeds"
+assert b["depth"][0]["ratio_to_first"] == 1.0, "depth ratio"
 PY
+  # Every KV cache type generates; greedy f32 is repeatable like the default.
+  for kv in f32 bf16 fp8_e4m3; do
+    gen --prompt "The quick brown fox" --max-tokens 8 --temperature 0 --kv-cache-dtype "$kv" \
+      >"$work/$arch.$kv" 2>/dev/null
+    [[ -s "$work/$arch.$kv" ]] || fail "$arch: no text with --kv-cache-dtype $kv"
+  done
   "$bin" bench --model "$model" --threads 1 --prompt-tokens 8 --gen-tokens 2 --repeat 1 \
     --bandwidth-mib 16 >"$work/$arch.bench.txt" 2>/dev/null
   for field in "copy bandwidth" "read bandwidth" prefill decode bytes/token achieved ratio; do
@@ -126,4 +138,8 @@ if "$bin" generate --model "$work/m2" --prompt x --system s >/dev/null 2>"$work/
   fail "--system without --chat accepted"
 fi
 grep -q -- "--system" "$work/err.txt" || fail "unclear --system error: $(cat "$work/err.txt")"
+if "$bin" generate --model "$work/m2" --prompt x --kv-cache-dtype fp16 >/dev/null 2>"$work/err.txt"; then
+  fail "--kv-cache-dtype fp16 accepted"
+fi
+grep -q -- "--kv-cache-dtype" "$work/err.txt" || fail "unclear --kv-cache-dtype error: $(cat "$work/err.txt")"
 echo "generate_tiny: ok"

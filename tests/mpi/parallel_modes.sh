@@ -31,6 +31,11 @@ echo "== TP_EP, 2 ranks"
 "${MPIRUN[@]}" -n 2 "$CHECK" --tensor-parallel-size 2 --enable-expert-parallel "${dirs[@]}"
 echo "== DP_EP, 2 ranks"
 "${MPIRUN[@]}" -n 2 "$CHECK" --data-parallel-size 2 --enable-expert-parallel "${dirs[@]}"
+echo "== TP_TP, 2 ranks, bf16 and fp8_e4m3 KV caches (each rank's mirrored pool has the type)"
+"${MPIRUN[@]}" -n 2 "$CHECK" --tensor-parallel-size 2 --kv-cache-dtype bf16 \
+  "$WORK/m2-bf16" "$WORK/m3-bf16"
+"${MPIRUN[@]}" -n 2 "$CHECK" --data-parallel-size 2 --enable-expert-parallel \
+  --kv-cache-dtype fp8_e4m3 "$WORK/m3-bf16"
 echo "== TP_EP, 4 ranks, M3"
 "${MPIRUN[@]}" -n 4 "$CHECK" --tensor-parallel-size 4 --enable-expert-parallel \
   "$WORK/m3-bf16" "$WORK/m3-fp8-block"

@@ -61,7 +61,7 @@ def main():
     for dense in (False, True):
         with tempfile.TemporaryDirectory() as tmp:
             out = os.path.join(tmp, "x.npy")
-            command = [args.minimax, "logits", "--model", args.model, "--tokens",
+            command = [args.minimax, "logits", "--kv-cache-dtype", "f32", "--model", args.model, "--tokens",
                        ",".join(map(str, ids)), "--all-positions", "--output", out,
                        "--threads", "1"]
             if dense:

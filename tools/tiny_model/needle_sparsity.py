@@ -40,7 +40,7 @@ def encode(binary, tokenizer, texts):
 def engine_logits(minimax, model, ids, dense):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "x.npy")
-        command = [minimax, "logits", "--model", model, "--tokens", ",".join(map(str, ids)),
+        command = [minimax, "logits", "--kv-cache-dtype", "f32", "--model", model, "--tokens", ",".join(map(str, ids)),
                    "--all-positions", "--output", out, "--threads", "1"]
         if dense:
             command.append("--dense-attention")

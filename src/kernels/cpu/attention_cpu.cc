@@ -8,6 +8,7 @@
 #include "base/error.h"
 #include "kernels/cpu/attention_kernels.h"
 #include "kernels/cpu/cpu_ops.h"
+#include "kernels/kv_codec.h"
 #include "kernels/reference/reference_ops.h"
 
 namespace minimax {
@@ -93,8 +94,6 @@ void cpu_attention_at(const AttentionArgs& a, ThreadPool* pool, CpuIsa isa) {
   // Decode has one item per KV group; when that is fewer than the threads, a group's query heads
   // are split (each part reads the group's K/V rows, from cache after the first).
   const int64_t threads = pool == nullptr ? 1 : static_cast<int64_t>(pool->size());
-  const float* k_cache = reference::f32_kv(a.k_cache, a.kv_dtype, "attention");
-  const float* v_cache = reference::f32_kv(a.v_cache, a.kv_dtype, "attention");
   const int64_t groups = a.T * a.num_kv_heads;
   const int head_parts =
       static_cast<int>(std::clamp<int64_t>((threads + groups - 1) / groups, 1, group));
@@ -117,9 +116,10 @@ void cpu_attention_at(const AttentionArgs& a, ThreadPool* pool, CpuIsa isa) {
     job.out = out;
     job.heads = h1 - h0;
     job.head_dim = d;
-    job.k = k_cache + g * d;
-    job.v = v_cache + g * d;
+    job.k = kv_element(a.k_cache, a.kv_dtype, g * d);
+    job.v = kv_element(a.v_cache, a.kv_dtype, g * d);
     job.cache_stride = a.cache_stride;
+    job.dtype = a.kv_dtype;
     job.page_table = a.page_table;
     job.page_size = a.page_size;
     job.ranges = runs.data();

@@ -4,10 +4,13 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <limits>
 
 #include "kernels/cpu/attention_kernels.h"
 #include "kernels/cpu/simd_vec-inl.h"
+#include "kernels/kv_codec.h"
 
 #ifndef MINIMAX_ATTENTION_TABLE
 #error "define MINIMAX_ATTENTION_TABLE before including attention_kernels-inl.h"
@@ -125,6 +128,86 @@ MINIMAX_SIMD_INLINE int64_t paged_row(const int32_t* page_table, int64_t page_si
   return int64_t(page_table[s / page_size]) * page_size + s % page_size;
 }
 
+// Widens bf16 r[i0, n) to f32 in vector registers (a shift into the high half); returns the
+// first element left for the scalar tail.
+MINIMAX_SIMD_INLINE int64_t widen_bf16(const uint16_t* r, int64_t n, float* out) {
+  int64_t i = 0;
+#if MINIMAX_SIMD_LEVEL == 2
+  for (; i + 16 <= n; i += 16) {
+    const __m512i h = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i*)(r + i)));
+    _mm512_storeu_ps(out + i, _mm512_castsi512_ps(_mm512_slli_epi32(h, 16)));
+  }
+#elif MINIMAX_SIMD_LEVEL == 1
+  for (; i + 8 <= n; i += 8) {
+    const __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i*)(r + i)));
+    _mm256_storeu_ps(out + i, _mm256_castsi256_ps(_mm256_slli_epi32(h, 16)));
+  }
+#endif
+  return i;
+}
+
+// e4m3fn codes r[0, n) to f32 (kv_codec.h's table values) by bit arithmetic: a normal code
+// E.M (E ≥ 1) is f32 exponent E + 120 and mantissa M << 20; a subnormal is M·2^-9; 0x7F is NaN.
+// Returns the first element left for the table.
+MINIMAX_SIMD_INLINE int64_t widen_fp8(const uint8_t* r, int64_t n, float* out) {
+  int64_t i = 0;
+#if MINIMAX_SIMD_LEVEL == 2
+  const __m512i low7 = _mm512_set1_epi32(0x7F), bias = _mm512_set1_epi32(120 << 23);
+  const __m512 sub_unit = _mm512_set1_ps(0x1p-9f), scale = _mm512_set1_ps(kFp8KvScale);
+  for (; i + 16 <= n; i += 16) {
+    const __m512i c = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i*)(r + i)));
+    const __m512i em = _mm512_and_si512(c, low7);
+    const __m512i sign = _mm512_slli_epi32(_mm512_andnot_si512(low7, c), 24);
+    __m512 mag = _mm512_castsi512_ps(_mm512_add_epi32(_mm512_slli_epi32(em, 20), bias));
+    mag = _mm512_mask_blend_ps(_mm512_cmplt_epi32_mask(em, _mm512_set1_epi32(8)), mag,
+                               _mm512_mul_ps(_mm512_cvtepi32_ps(em), sub_unit));
+    mag = _mm512_mask_blend_ps(_mm512_cmpeq_epi32_mask(em, low7), mag,
+                               _mm512_set1_ps(std::numeric_limits<float>::quiet_NaN()));
+    const __m512 v = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(mag), sign));
+    _mm512_storeu_ps(out + i, _mm512_mul_ps(v, scale));
+  }
+#elif MINIMAX_SIMD_LEVEL == 1
+  const __m256i low7 = _mm256_set1_epi32(0x7F), bias = _mm256_set1_epi32(120 << 23);
+  const __m256 sub_unit = _mm256_set1_ps(0x1p-9f), scale = _mm256_set1_ps(kFp8KvScale);
+  for (; i + 8 <= n; i += 8) {
+    const __m256i c = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i*)(r + i)));
+    const __m256i em = _mm256_and_si256(c, low7);
+    const __m256i sign = _mm256_slli_epi32(_mm256_andnot_si256(low7, c), 24);
+    __m256 mag = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_slli_epi32(em, 20), bias));
+    const __m256 subnormal = _mm256_castsi256_ps(_mm256_cmpgt_epi32(_mm256_set1_epi32(8), em));
+    mag = _mm256_blendv_ps(mag, _mm256_mul_ps(_mm256_cvtepi32_ps(em), sub_unit), subnormal);
+    const __m256 nan = _mm256_castsi256_ps(_mm256_cmpeq_epi32(em, low7));
+    mag = _mm256_blendv_ps(mag, _mm256_set1_ps(std::numeric_limits<float>::quiet_NaN()), nan);
+    const __m256 v = _mm256_castsi256_ps(_mm256_or_si256(_mm256_castps_si256(mag), sign));
+    _mm256_storeu_ps(out + i, _mm256_mul_ps(v, scale));
+  }
+#endif
+  return i;
+}
+
+// out[0, n) = the n elements of KV storage `base` (type dtype) from element `offset` on, as floats
+// (kv_codec.h's values, vector widening where the level has it, then the scalar definition).
+MINIMAX_SIMD_INLINE void decode_row(const void* base, KvDtype dtype, int64_t offset, int64_t n,
+                                    float* out) {
+  switch (dtype) {
+    case KvDtype::kF32:
+      std::copy_n(static_cast<const float*>(base) + offset, n, out);
+      return;
+    case KvDtype::kBF16: {
+      const uint16_t* r = static_cast<const uint16_t*>(base) + offset;
+      for (int64_t i = widen_bf16(r, n, out); i < n; ++i)
+        out[i] = std::bit_cast<float>(uint32_t{r[i]} << 16);
+      return;
+    }
+    case KvDtype::kFp8E4m3: {
+      const uint8_t* r = static_cast<const uint8_t*>(base) + offset;
+      const float* table = fp8_kv_table();
+      for (int64_t i = widen_fp8(r, n, out); i < n; ++i) out[i] = table[r[i]];
+      return;
+    }
+  }
+}
+
 MINIMAX_SIMD void attend(const AttendJob& j, float* scratch) {
   const int heads = j.heads;
   const int64_t d = j.head_dim;
@@ -132,7 +215,7 @@ MINIMAX_SIMD void attend(const AttendJob& j, float* scratch) {
   float* scores = acc + heads * d;                    // [heads, kAttendTile]
   float* running_max = scores + heads * kAttendTile;  // [heads]
   float* denom = running_max + heads;                 // [heads]
-  float* gathered_k = denom + heads;                  // [kAttendTile, d]: a page-crossing tile
+  float* gathered_k = denom + heads;                  // [kAttendTile, d]: gathered or decoded
   float* gathered_v = gathered_k + kAttendTile * d;   // [kAttendTile, d]
   std::fill(acc, acc + heads * d, 0.0f);
   std::fill(running_max, running_max + heads, -std::numeric_limits<float>::infinity());
@@ -142,25 +225,25 @@ MINIMAX_SIMD void attend(const AttendJob& j, float* scratch) {
     for (int64_t s0 = range.begin; s0 < range.end; s0 += kAttendTile) {
       const int n = static_cast<int>(std::min<int64_t>(kAttendTile, range.end - s0));
       const int padded = (n + kF - 1) / kF * kF;
-      const float* k = j.k + s0 * j.cache_stride;
-      const float* v = j.v + s0 * j.cache_stride;
+      const float* k;
+      const float* v;
       int64_t stride = j.cache_stride;
-      if (j.page_table != nullptr) {
-        const int64_t offset = s0 % j.page_size;
-        if (offset + n <= j.page_size) {  // the whole tile in one page: read it in place
-          const int64_t row = paged_row(j.page_table, j.page_size, s0);
-          k = j.k + row * stride;
-          v = j.v + row * stride;
-        } else {  // same values, same order, so the same bits as the contiguous tile
-          for (int i = 0; i < n; ++i) {
-            const int64_t row = paged_row(j.page_table, j.page_size, s0 + i);
-            std::copy_n(j.k + row * stride, d, gathered_k + i * d);
-            std::copy_n(j.v + row * stride, d, gathered_v + i * d);
-          }
-          k = gathered_k;
-          v = gathered_v;
-          stride = d;
+      const bool one_page = j.page_table == nullptr || s0 % j.page_size + n <= j.page_size;
+      if (one_page && j.dtype == KvDtype::kF32) {  // read the tile in place
+        const int64_t row = j.page_table == nullptr ? s0 : paged_row(j.page_table, j.page_size, s0);
+        k = static_cast<const float*>(j.k) + row * stride;
+        v = static_cast<const float*>(j.v) + row * stride;
+      } else {  // same values, same order, so the same bits as the contiguous f32 tile
+        for (int i = 0; i < n; ++i) {
+          const int64_t slot = s0 + i;
+          const int64_t row =
+              j.page_table == nullptr ? slot : paged_row(j.page_table, j.page_size, slot);
+          decode_row(j.k, j.dtype, row * stride, d, gathered_k + i * d);
+          decode_row(j.v, j.dtype, row * stride, d, gathered_v + i * d);
         }
+        k = gathered_k;
+        v = gathered_v;
+        stride = d;
       }
       for (int h = 0; h < heads; ++h) {
         const float* q = j.q + h * d;
@@ -216,7 +299,7 @@ MINIMAX_SIMD_INLINE void exact_dots(const double* qd, int dim, const float* cons
 }
 
 template <int G>
-MINIMAX_SIMD void score_heads(const BlockScoreJob& j, const double* qd, int g0) {
+MINIMAX_SIMD void score_heads(const BlockScoreJob& j, const double* qd, int g0, float* decoded) {
   const double* q = qd + g0 * j.dim;
   for (int b = j.block_begin; b < j.block_end; ++b) {
     const int64_t first = b * j.block_size;
@@ -230,7 +313,12 @@ MINIMAX_SIMD void score_heads(const BlockScoreJob& j, const double* qd, int g0) 
         const int64_t slot = s0 + std::min(s, n - 1);
         const int64_t row =
             j.page_table == nullptr ? slot : paged_row(j.page_table, j.page_size, slot);
-        rows[s] = j.k_cache + row * j.k_stride;
+        if (j.dtype == KvDtype::kF32) {
+          rows[s] = static_cast<const float*>(j.k_cache) + row * j.k_stride;
+        } else {  // decoded values are exact floats, so the dots stay the reference's
+          decode_row(j.k_cache, j.dtype, row * j.k_stride, j.dim, decoded + s * j.dim);
+          rows[s] = decoded + s * j.dim;
+        }
       }
       DV acc[G];
       exact_dots<G>(q, j.dim, rows, acc);
@@ -249,19 +337,22 @@ MINIMAX_SIMD void score_heads(const BlockScoreJob& j, const double* qd, int g0) 
 MINIMAX_SIMD void block_scores(const BlockScoreJob& j, double* scratch) {
   double* qd = scratch;
   for (int64_t i = 0; i < int64_t{j.heads} * j.dim; ++i) qd[i] = j.q[i];
+  // [kD, dim] floats at the end of the scratch (block_score_scratch_doubles).
+  float* decoded = reinterpret_cast<float*>(scratch + block_score_scratch_doubles(j.heads, j.dim) -
+                                            8 * int64_t{j.dim});
   for (int g0 = 0; g0 < j.heads; g0 += 4) {
     switch (std::min(4, j.heads - g0)) {
       case 4:
-        score_heads<4>(j, qd, g0);
+        score_heads<4>(j, qd, g0, decoded);
         break;
       case 3:
-        score_heads<3>(j, qd, g0);
+        score_heads<3>(j, qd, g0, decoded);
         break;
       case 2:
-        score_heads<2>(j, qd, g0);
+        score_heads<2>(j, qd, g0, decoded);
         break;
       default:
-        score_heads<1>(j, qd, g0);
+        score_heads<1>(j, qd, g0, decoded);
         break;
     }
   }

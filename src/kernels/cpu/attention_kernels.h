@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "kernels/cpu/cpu_features.h"
+#include "kernels/ops.h"
 
 namespace minimax::cpu_ops_detail {
 
@@ -22,15 +23,18 @@ constexpr int kAttendTile = 16;
 // softmax(q·kᵀ·scale)·v for `heads` consecutive query heads that share one KV head, over the slots
 // of `ranges` in order. Tiles never straddle two ranges, so the arithmetic depends only on the
 // ranges: equal ranges give equal bits, paged or not (a tile that crosses a page boundary is
-// gathered into scratch first; tiles inside one page, the usual case, are read in place).
+// gathered into scratch first; tiles inside one page, the usual case, are read in place). A bf16
+// or fp8 cache's tile is decoded into the same scratch (kv_codec.h values), then the f32 math
+// runs unchanged.
 struct AttendJob {
   const float* q = nullptr;  // [heads, head_dim]
   float* out = nullptr;      // [heads, head_dim]
   int heads = 0;
   int64_t head_dim = 0;
-  const float* k = nullptr;  // slot s of the KV head at k + s·cache_stride
-  const float* v = nullptr;
+  const void* k = nullptr;  // slot s of the KV head at element s·cache_stride of k, of type dtype
+  const void* v = nullptr;
   int64_t cache_stride = 0;
+  KvDtype dtype = KvDtype::kF32;
   // Optional page table: slot s at row page_table[s / page_size]·page_size + s % page_size.
   const int32_t* page_table = nullptr;
   int64_t page_size = 0;
@@ -49,8 +53,9 @@ inline int64_t attend_scratch_floats(int heads, int64_t head_dim) {
 struct BlockScoreJob {
   const float* q = nullptr;  // [heads, dim]
   int heads = 0, dim = 0;
-  const float* k_cache = nullptr;  // slot s at k_cache + row(s)·k_stride
+  const void* k_cache = nullptr;  // slot s at element row(s)·k_stride, of type dtype
   int64_t k_stride = 0;
+  KvDtype dtype = KvDtype::kF32;
   // Optional page table: row(s) = page_table[s / page_size]·page_size + s % page_size, else s.
   const int32_t* page_table = nullptr;
   int64_t page_size = 0;
@@ -59,8 +64,9 @@ struct BlockScoreJob {
   double* scores = nullptr;
 };
 // Doubles of scratch block_scores() needs.
+// (A bf16 or fp8 cache's rows are decoded into the last 8·dim doubles, taken as floats.)
 inline int64_t block_score_scratch_doubles(int heads, int dim) {
-  return int64_t{heads} * dim + 16 * int64_t{heads} + 64;
+  return int64_t{heads} * dim + 16 * int64_t{heads} + 64 + 8 * int64_t{dim};
 }
 
 struct AttentionKernels {

@@ -19,7 +19,6 @@ void cpu_select_blocks_at(const BlockSelectArgs& a, ThreadPool* pool, CpuIsa isa
   reference::check_block_select_args(a);
   if (a.T <= 0) return;
   const AttentionKernels& kernels = cpu_ops_detail::attention_kernels(isa);
-  const float* index_k_cache = reference::f32_kv(a.index_k_cache, a.kv_dtype, "select_blocks");
   const int heads = a.num_index_heads;
   const int forced = a.init_blocks + a.local_blocks;
   auto num_blocks = [&](int64_t t) { return static_cast<int>(a.positions[t] / a.block_size) + 1; };
@@ -56,8 +55,9 @@ void cpu_select_blocks_at(const BlockSelectArgs& a, ThreadPool* pool, CpuIsa isa
         job.q = a.index_q + t * heads * a.index_dim;
         job.heads = heads;
         job.dim = a.index_dim;
-        job.k_cache = index_k_cache;
+        job.k_cache = a.index_k_cache;
         job.k_stride = a.index_k_stride;
+        job.dtype = a.kv_dtype;
         job.page_table = a.page_table;
         job.page_size = a.page_size;
         job.block_size = a.block_size;

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "kernels/kv_codec.h"
 #include "kernels/reference/reference_ops.h"
 
 namespace minimax::reference {
@@ -49,11 +50,10 @@ void attention(const AttentionArgs& a, ThreadPool* pool) {
   check_attention_args(a);
   const int group = a.num_heads / a.num_kv_heads;
   const int64_t d = a.head_dim;
-  const float* k_cache = f32_kv(a.k_cache, a.kv_dtype, "attention");
-  const float* v_cache = f32_kv(a.v_cache, a.kv_dtype, "attention");
   for_range(pool, a.T * a.num_heads, [&](int64_t begin, int64_t end) {
     std::vector<int64_t> slots;
     std::vector<double> scores, acc(d);
+    std::vector<float> row_values(d);  // one slot's K or V row of this group, decoded
     for (int64_t item = begin; item < end; ++item) {
       const int64_t t = item / a.num_heads;
       const int h = static_cast<int>(item % a.num_heads), g = h / group;
@@ -68,7 +68,9 @@ void attention(const AttentionArgs& a, ThreadPool* pool) {
       double max_score = -std::numeric_limits<double>::infinity();
       for (size_t i = 0; i < slots.size(); ++i) {
         const int64_t row = cache_row(a.page_table, a.page_size, slots[i]);
-        const float* k = k_cache + row * a.cache_stride + g * d;
+        const float* k = row_values.data();
+        decode_kv_row(kv_element(a.k_cache, a.kv_dtype, row * a.cache_stride + g * d), d,
+                      a.kv_dtype, row_values.data());
         double dot = 0;
         for (int64_t c = 0; c < d; ++c) dot += static_cast<double>(q[c]) * k[c];
         scores[i] = dot * a.scale;
@@ -80,7 +82,9 @@ void attention(const AttentionArgs& a, ThreadPool* pool) {
         const double p = std::exp(scores[i] - max_score);
         denom += p;
         const int64_t row = cache_row(a.page_table, a.page_size, slots[i]);
-        const float* v = v_cache + row * a.cache_stride + g * d;
+        const float* v = row_values.data();
+        decode_kv_row(kv_element(a.v_cache, a.kv_dtype, row * a.cache_stride + g * d), d,
+                      a.kv_dtype, row_values.data());
         for (int64_t c = 0; c < d; ++c) acc[c] += p * v[c];
       }
       for (int64_t c = 0; c < d; ++c) out[c] = static_cast<float>(acc[c] / denom);

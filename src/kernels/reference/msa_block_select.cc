@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "kernels/kv_codec.h"
 #include "kernels/reference/reference_ops.h"
 
 namespace minimax::reference {
@@ -24,10 +25,10 @@ void check_block_select_args(const BlockSelectArgs& a) {
 
 void select_blocks(const BlockSelectArgs& a, ThreadPool* pool) {
   check_block_select_args(a);
-  const float* index_k_cache = f32_kv(a.index_k_cache, a.kv_dtype, "select_blocks");
   for_range(pool, a.T * a.num_index_heads, [&](int64_t begin, int64_t end) {
     std::vector<int> chosen, others;
     std::vector<double> score;
+    std::vector<float> key(a.index_dim);  // one slot's index key, decoded
     for (int64_t item = begin; item < end; ++item) {
       const int64_t t = item / a.num_index_heads;
       const int64_t pos = a.positions[t];
@@ -50,7 +51,9 @@ void select_blocks(const BlockSelectArgs& a, ThreadPool* pool) {
           const int64_t last = std::min<int64_t>(int64_t(b + 1) * a.block_size - 1, pos);
           for (int64_t s = int64_t(b) * a.block_size; s <= last; ++s) {
             const int64_t row = cache_row(a.page_table, a.page_size, s);
-            const float* k = index_k_cache + row * a.index_k_stride;
+            const float* k = key.data();
+            decode_kv_row(kv_element(a.index_k_cache, a.kv_dtype, row * a.index_k_stride),
+                          a.index_dim, a.kv_dtype, key.data());
             double dot = 0;
             for (int c = 0; c < a.index_dim; ++c) dot += static_cast<double>(q[c]) * k[c];
             score[b] = std::max(score[b], dot);

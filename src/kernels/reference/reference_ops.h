@@ -46,9 +46,6 @@ inline int64_t cache_row(const int32_t* page_table, int page_size, int64_t s) {
   return int64_t(page_table[s / page_size]) * page_size + s % page_size;
 }
 
-// The KV storage `p` as f32; Error naming `op` for a KV type the host kernels do not implement yet.
-const float* f32_kv(const void* p, KvDtype dtype, std::string_view op);
-
 // The f32 rotary angle of ops.h RopeFn: f32(position · f32 inv_freq[pair]).
 float rope_angle(int32_t position, int pair, int rotary_dim, double theta);
 

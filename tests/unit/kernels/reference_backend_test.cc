@@ -10,6 +10,7 @@
 
 #include "base/error.h"
 #include "base/thread_pool.h"
+#include "formats/float_formats.h"
 #include "kernels/backend.h"
 #include "kernels/reference/reference_ops.h"
 
@@ -171,10 +172,23 @@ TEST(ElementwiseOps, AddCopyGatherAndPagedKvStore) {
     ops->store_kv(args);
     EXPECT_EQ(storage, (std::vector<float>{-1, -1, 1, 1, -1, -1, 3, 3, 4, 4, -1, -1, -1, -1, -1, -1,
                                            -1, -1}));
-    // A KV element type the host kernels do not implement is an error naming the op and type.
+    // bf16 and fp8 storage: each row element converted (rows 1, 3, 4 of width 2).
+    std::vector<uint16_t> bf16_storage(18, 0xFFFF);
     args.dtype = KvDtype::kBF16;
-    EXPECT_NE(error_of([&] { ops->store_kv(args); }).find("store_kv: KV cache type bf16"),
-              std::string::npos);
+    args.storage = bf16_storage.data();
+    ops->store_kv(args);
+    EXPECT_EQ(bf16_storage[2], f32_to_bf16(1.0f));
+    EXPECT_EQ(bf16_storage[6], f32_to_bf16(3.0f));
+    EXPECT_EQ(bf16_storage[9], f32_to_bf16(4.0f));
+    EXPECT_EQ(bf16_storage[0], 0xFFFF);
+    std::vector<uint8_t> fp8_storage(18, 0xEE);
+    args.dtype = KvDtype::kFp8E4m3;
+    args.storage = fp8_storage.data();
+    ops->store_kv(args);
+    EXPECT_EQ(fp8_storage[3], 0x38);  // 1.0 in e4m3fn
+    EXPECT_EQ(fp8_storage[7], 0x44);  // 3.0
+    EXPECT_EQ(fp8_storage[8], 0x48);  // 4.0
+    EXPECT_EQ(fp8_storage[5], 0xEE);
   }
 }
 

@@ -63,7 +63,7 @@ TEST_P(GoldenTest, MatchesReferenceLogits) {
   auto model = Model::load(golden_checkpoint(g), options);
   const auto tokens = g.at("tokens").get<std::vector<int32_t>>();
   const int64_t vocab = g.at("vocab_size").get<int64_t>();
-  KvCache cache = model->new_cache(static_cast<int64_t>(tokens.size()));
+  KvCache cache = model->new_cache(static_cast<int64_t>(tokens.size()), KvDtype::kF32);
   const std::vector<float> logits =
       model->forward(tokens, iota_positions(tokens.size()), cache, LogitsFor::kAllTokens);
   ASSERT_EQ(logits.size(), tokens.size() * vocab);
@@ -100,7 +100,7 @@ TEST_P(GoldenTest, MatchesReferenceLogits) {
   EXPECT_GT(sparse_vs_dense, 1e-2);
   options.dense_attention = true;
   auto dense = Model::load(golden_checkpoint(g), options);
-  KvCache dense_cache = dense->new_cache(static_cast<int64_t>(tokens.size()));
+  KvCache dense_cache = dense->new_cache(static_cast<int64_t>(tokens.size()), KvDtype::kF32);
   const std::vector<float> dense_logits =
       dense->forward(tokens, iota_positions(tokens.size()), dense_cache, LogitsFor::kLastToken);
   compare_row(dense_logits.data(), g.at("dense_last_logits"), "dense attention, last position");

@@ -24,7 +24,7 @@ using testing_support::iota_positions;
 using testing_support::load_golden;
 
 std::vector<float> all_logits(Model& model, const std::vector<int32_t>& tokens) {
-  KvCache cache = model.new_cache(static_cast<int64_t>(tokens.size()));
+  KvCache cache = model.new_cache(static_cast<int64_t>(tokens.size()), KvDtype::kF32);
   return model.forward(tokens, iota_positions(tokens.size()), cache, LogitsFor::kAllTokens);
 }
 

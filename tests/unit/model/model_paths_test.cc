@@ -25,7 +25,7 @@ RunResult run(const nlohmann::json& g, const ModelOptions& options,
               std::unique_ptr<Model>* keep = nullptr) {
   auto model = Model::load(golden_checkpoint(g), options);
   const auto tokens = g.at("tokens").get<std::vector<int32_t>>();
-  KvCache cache = model->new_cache(static_cast<int64_t>(tokens.size()));
+  KvCache cache = model->new_cache(static_cast<int64_t>(tokens.size()), KvDtype::kF32);
   RunResult r{model->forward(tokens, iota_positions(tokens.size()), cache, LogitsFor::kAllTokens),
               g.at("vocab_size").get<int64_t>()};
   if (keep) *keep = std::move(model);

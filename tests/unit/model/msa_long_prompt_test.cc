@@ -104,7 +104,7 @@ class MsaLongPromptTest : public ::testing::Test {
     options.backend = BackendKind::kCpu;
     options.threads = 2;
     auto model = Model::load(*dir_, options);
-    KvCache cache = model->new_cache(static_cast<int64_t>(tokens_->size()));
+    KvCache cache = model->new_cache(static_cast<int64_t>(tokens_->size()), KvDtype::kF32);
     return model->forward(*tokens_, iota_positions(tokens_->size()), cache, LogitsFor::kAllTokens);
   }
   static int64_t vocab() { return golden_->at("vocab_size").get<int64_t>(); }

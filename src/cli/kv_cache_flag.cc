@@ -1,0 +1,23 @@
+#include "cli/kv_cache_flag.h"
+
+#include "base/error.h"
+
+namespace minimax::cli {
+
+void add_kv_cache_dtype_flag(CLI::App* cmd, std::string& value) {
+  value = "auto";
+  cmd->add_option("--kv-cache-dtype", value,
+                  "KV cache element type: auto (= bf16), f32, bf16, fp8_e4m3 (e4m3fn, per-tensor "
+                  "scale 1.0, saturating)")
+      ->check(CLI::IsMember({"auto", "f32", "bf16", "fp8_e4m3"}))
+      ->capture_default_str();
+}
+
+KvDtype kv_cache_dtype(const std::string& value) {
+  if (value == "auto" || value == "bf16") return KvDtype::kBF16;
+  if (value == "f32") return KvDtype::kF32;
+  if (value == "fp8_e4m3") return KvDtype::kFp8E4m3;
+  fail("--kv-cache-dtype: unknown value '{}' (expected auto, f32, bf16 or fp8_e4m3)", value);
+}
+
+}  // namespace minimax::cli
