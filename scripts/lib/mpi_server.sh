@@ -4,7 +4,7 @@
 MPI_PID=
 
 # start_mpi_server RANKS LOG MODEL_DIR [serve flags...]: starts `mpirun -n RANKS minimax serve` on a
-# free port, one thread per rank, waits until rank 0 listens and sets PORT and MPI_PID.
+# free port, waits until rank 0 listens (server.sh's wait_listening) and sets PORT and MPI_PID.
 start_mpi_server() {
   local ranks=$1 log=$2 model=$3
   shift 3
@@ -13,19 +13,7 @@ start_mpi_server() {
     --mca btl_vader_single_copy_mechanism none -n "$ranks" \
     "$MINIMAX" serve --model "$model" --port 0 "$@" >"$log" 2>&1 &
   MPI_PID=$!
-  for _ in $(seq 1 600); do
-    PORT=$(sed -n 's#.* on http://[^:]*:\([0-9]*\) .*#\1#p' "$log" | head -1)
-    [[ -n $PORT ]] && return 0
-    if ! kill -0 "$MPI_PID" 2>/dev/null; then
-      cat "$log" >&2
-      echo "mpirun exited before rank 0 listened (log: $log)" >&2
-      return 1
-    fi
-    sleep 0.1
-  done
-  cat "$log" >&2
-  echo "rank 0 did not listen within 60 s (log: $log)" >&2
-  return 1
+  wait_listening "$log" "$MPI_PID"
 }
 
 # rank_pid R: the pid of rank R of the job started by start_mpi_server (Open MPI puts the rank in

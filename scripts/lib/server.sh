@@ -10,7 +10,13 @@ start_server() {
   shift 2
   "$MINIMAX" serve --model "$model" --port 0 "$@" 2>"$log" &
   SERVER_PIDS+=($!)
-  local pid=$!
+  wait_listening "$log" $!
+}
+
+# wait_listening LOG PID: waits until the server logging to LOG listens and sets PORT. Fails
+# (printing the log) if PID exits first or nothing listens within 60 s.
+wait_listening() {
+  local log=$1 pid=$2
   for _ in $(seq 1 600); do
     PORT=$(sed -n 's#.* on http://[^:]*:\([0-9]*\) .*#\1#p' "$log" | head -1)
     [[ -n $PORT ]] && return 0
