@@ -5,7 +5,7 @@ set -euo pipefail
 
 PACKAGES=(
   g++ cmake ninja-build pkg-config git
-  nlohmann-json3-dev libcpp-httplib-dev libfmt-dev libcli11-dev libpcre2-dev
+  nlohmann-json3-dev libcpp-httplib-dev libfmt-dev libcli11-dev libpcre2-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin procps
   clang libclang-rt-14-dev

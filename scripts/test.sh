@@ -38,7 +38,7 @@ if [[ "${MINIMAX_SKIP_SANITIZERS:-0}" != 1 ]]; then
   echo "== unit tests under ASan + UBSan"
   cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DMINIMAX_SANITIZE=ON \
     -DMINIMAX_BENCH=OFF -DMINIMAX_CUDA=OFF >/dev/null
-  ninja -C build-asan -j"$JOBS"
+  ninja -C build-asan -j"$JOBS" unit_tests
   ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     ctest --test-dir build-asan -j"$JOBS" --output-on-failure -L unit
 fi

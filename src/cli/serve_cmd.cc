@@ -6,6 +6,7 @@
 // stops accepting and drains for up to --shutdown-timeout seconds, and a second exits at once.
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
@@ -19,6 +20,7 @@
 #include "cli/commands.h"
 #include "cli/kv_cache_flag.h"
 #include "cli/parallel_flags.h"
+#include "cli/recipe_config.h"
 #include "model/kv_cache.h"
 #include "runtime/engine.h"
 #include "runtime/text_model.h"
@@ -39,6 +41,7 @@ struct ServeArgs {
   double shutdown_timeout = 30;
   size_t threads = 0, http_threads = 64;
   bool no_prefix_caching = false;
+  bool dry_run = false;
   ParallelRequest parallel;
   std::string kv_cache_dtype = "auto";
 };
@@ -307,7 +310,17 @@ void register_serve(CLI::App& app) {
                   "Requests handled at once (default 64); open connections are not limited by it");
   cmd->add_option("--moe-path", args->moe_path, "MoE path: fast, or dequant (experts as bf16)");
   cmd->add_option("--backend", args->backend, "Kernel backend (cpu)");
-  cmd->callback([args] { run_serve(*args); });
+  add_recipe_config(cmd);
+  cmd->add_flag("--dry-run", args->dry_run,
+                "Print the flags in effect (command line and --config) as a recipe and exit "
+                "without loading the model");
+  cmd->callback([args, cmd] {
+    if (args->dry_run) {
+      std::fputs(recipe_of(*cmd, {"dry-run"}).c_str(), stdout);
+      return;
+    }
+    run_serve(*args);
+  });
 }
 
 }  // namespace minimax::cli
