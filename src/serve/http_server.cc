@@ -38,7 +38,10 @@ namespace minimax {
 bool bearer_matches(std::string_view authorization, std::string_view api_key) {
   constexpr std::string_view kBearer = "Bearer ";
   if (authorization.substr(0, kBearer.size()) != kBearer) return false;
-  std::string_view given = authorization.substr(kBearer.size());
+  return key_matches(authorization.substr(kBearer.size()), api_key);
+}
+
+bool key_matches(std::string_view given, std::string_view api_key) {
   unsigned char diff = given.size() == api_key.size() ? 0 : 1;
   for (size_t i = 0; i < api_key.size(); ++i)
     diff |= static_cast<unsigned char>(api_key[i]) ^
@@ -192,7 +195,7 @@ struct HttpServer::Impl {
               std::string_view extra_headers = "") {
     const bool body_pending = c.phase == Phase::kBody || c.head.body_expected();
     const bool close = body_pending || (status != 401 && status != 405) || !c.head.keep_alive;
-    c.out += whole_reply(routes.error(status, message), close, false, extra_headers);
+    c.out += whole_reply(routes.error(c.head.path, status, message), close, false, extra_headers);
     c.phase = Phase::kWriting;
     c.close_after_write = close;
     c.linger_after_write = close;
@@ -215,8 +218,11 @@ struct HttpServer::Impl {
                       fmt::format("Allow: {}\r\n", allowed));
       if (!options.api_key.empty() && c.head.path.rfind("/v1/", 0) == 0) {
         const std::string* authorization = c.head.header("Authorization");
-        if (authorization == nullptr || !bearer_matches(*authorization, options.api_key))
-          return refuse(c, 401, "Invalid or missing API key (Authorization: Bearer ...)");
+        const std::string* x_api_key = c.head.header("x-api-key");  // Anthropic's clients
+        if (!(authorization != nullptr && bearer_matches(*authorization, options.api_key)) &&
+            !(x_api_key != nullptr && key_matches(*x_api_key, options.api_key)))
+          return refuse(c, 401,
+                        "Invalid or missing API key (Authorization: Bearer ... or x-api-key)");
       }
       // Only now, with the request accepted, is the client told to send its body.
       if (c.head.expect_continue && c.head.body_expected())
@@ -293,7 +299,8 @@ struct HttpServer::Impl {
       log_warn("{} {}: {}", head.method, head.path, what);
       done.close = close || static_cast<bool>(reply.stream);  // a stream may be partly sent
       if (!reply.stream)
-        done.bytes = whole_reply(routes.error(500, "internal error: " + what), close, head_only);
+        done.bytes =
+            whole_reply(routes.error(head.path, 500, "internal error: " + what), close, head_only);
     }
     {
       std::lock_guard<std::mutex> lock(completions_mutex);

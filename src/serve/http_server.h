@@ -37,8 +37,9 @@ class HttpRoutes {
   // errors are replies (the transport turns an escaped exception into a 500 reply anyway).
   virtual HttpReply handle(std::string_view method, std::string_view path, std::string_view body,
                            const ClientAlive& client_alive) = 0;
-  // The reply for a missing or wrong API key, an unknown route and an oversized body.
-  virtual HttpReply error(int status, std::string_view message) = 0;
+  // The reply for a missing or wrong API key, an unknown route and an oversized body, on `path`
+  // (routes may answer in the error shape of the API the path belongs to).
+  virtual HttpReply error(std::string_view path, int status, std::string_view message) = 0;
   // The methods `path` answers, comma-separated ("GET", "POST"), or "" when the routes have no
   // opinion (unknown path: handle() answers). The transport answers other methods with 405 and
   // this list as the Allow header before it reads a request body.
@@ -47,8 +48,9 @@ class HttpRoutes {
 
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
-  int port = 8000;      // 0 = an ephemeral port (see HttpServer::port())
-  std::string api_key;  // "" = no check; else /v1/* need "Authorization: Bearer KEY"
+  int port = 8000;  // 0 = an ephemeral port (see HttpServer::port())
+  // "" = no check; else /v1/* need "Authorization: Bearer KEY" or "x-api-key: KEY" (Anthropic's)
+  std::string api_key;
   size_t threads = 64;  // requests handled at once (each stream holds one); not a connection limit
   size_t max_body_bytes = 32u << 20;
   int read_timeout_seconds = 60;
@@ -83,5 +85,7 @@ class HttpServer {
 // Whether `authorization` (the header's value) carries `api_key` as a Bearer token. Compared in
 // time independent of where the first difference is.
 bool bearer_matches(std::string_view authorization, std::string_view api_key);
+// Whether `given` (an x-api-key header's value) is `api_key`, compared the same way.
+bool key_matches(std::string_view given, std::string_view api_key);
 
 }  // namespace minimax

@@ -3,6 +3,7 @@
 
 #include "base/error.h"
 #include "base/log.h"
+#include "serve/anthropic_response.h"
 #include "serve/service_requests.h"
 
 namespace minimax {
@@ -10,14 +11,18 @@ namespace {
 
 // GET /v1/models/{id}: the id is the rest of the path, slashes included ("MiniMaxAI/MiniMax-M2").
 constexpr std::string_view kModelPrefix = "/v1/models/";
+constexpr std::string_view kMessagesRoute = "/v1/messages";
+constexpr std::string_view kCountTokensRoute = "/v1/messages/count_tokens";
 
 }  // namespace
 
 OpenAiService::OpenAiService(const TextModel& model, Engine& engine, ServiceOptions options)
     : model_(model), engine_(engine), options_(std::move(options)), created_(unix_now()) {}
 
-HttpReply OpenAiService::error(int status, std::string_view message) {
+HttpReply OpenAiService::error(std::string_view path, int status, std::string_view message) {
   ApiError e{status, std::string(message), api_error_type(status), ""};
+  // Anthropic clients read Anthropic's error shape, also for a refused key or method.
+  if (path.starts_with(kMessagesRoute)) return json_reply(status, anthropic_error_json(e));
   return error_reply(e);
 }
 
@@ -29,7 +34,7 @@ HttpReply OpenAiService::models() const {
 std::string OpenAiService::allowed_methods(std::string_view path) {
   if (path == "/health" || path == "/metrics" || path == "/v1/models") return "GET";
   if (path == "/v1/chat/completions" || path == "/v1/completions" || path == "/tokenize" ||
-      path == "/detokenize")
+      path == "/detokenize" || path == kMessagesRoute || path == kCountTokensRoute)
     return "POST";
   if (path.substr(0, kModelPrefix.size()) == kModelPrefix && path.size() > kModelPrefix.size())
     return "GET";
@@ -51,12 +56,14 @@ HttpReply OpenAiService::handle(std::string_view method, std::string_view path,
     if (path == "/v1/completions" && post) return completions(body, client_alive);
     if (path == "/tokenize" && post) return tokenize(body);
     if (path == "/detokenize" && post) return detokenize(body);
+    if (path == kMessagesRoute && post) return messages(body, client_alive);
+    if (path == kCountTokensRoute && post) return count_message_tokens(body);
     if (get && path.substr(0, kModelPrefix.size()) == kModelPrefix &&
         path.size() > kModelPrefix.size())
       return model(path.substr(kModelPrefix.size()));
     if (!allowed_methods(path).empty())  // the transport answers this first; kept for direct calls
-      return error(405, fmt::format("method {} is not allowed on {}", method, path));
-    return error_reply(not_found(fmt::format("no route {} {}", method, path)));
+      return error(path, 405, fmt::format("method {} is not allowed on {}", method, path));
+    return error(path, 404, fmt::format("no route {} {}", method, path));
   } catch (const ApiException& e) {
     return error_reply(e.error());
   } catch (const std::exception& e) {

@@ -1,5 +1,6 @@
 // The OpenAI-compatible endpoints over one engine: /v1/chat/completions, /v1/completions,
-// /v1/models (and /v1/models/{id}), vLLM's /tokenize and /detokenize, /health and /metrics. A
+// /v1/models (and /v1/models/{id}), vLLM's /tokenize and /detokenize, /health and /metrics; and
+// Anthropic's /v1/messages and /v1/messages/count_tokens (serve/anthropic_request.h). A
 // request is parsed (serve/openai_request.h), rendered with the chat template, tokenized, submitted
 // to the engine as n requests, and its tokens are turned into reasoning / content / tool-call
 // deltas by one ParsePipeline per choice — streamed as server-sent events or returned whole; both
@@ -31,7 +32,7 @@ class OpenAiService : public HttpRoutes {
 
   HttpReply handle(std::string_view method, std::string_view path, std::string_view body,
                    const ClientAlive& client_alive) override;
-  HttpReply error(int status, std::string_view message) override;
+  HttpReply error(std::string_view path, int status, std::string_view message) override;
   std::string allowed_methods(std::string_view path) override;
 
   const ServiceOptions& options() const { return options_; }
@@ -41,6 +42,9 @@ class OpenAiService : public HttpRoutes {
   // choices cancelled (the engine frees their KV blocks) instead of generated to the end.
   HttpReply chat_completions(std::string_view body, const ClientAlive& client_alive);
   HttpReply completions(std::string_view body, const ClientAlive& client_alive);
+  // Anthropic's Messages API (messages_handler.cc); its errors are in Anthropic's shape.
+  HttpReply messages(std::string_view body, const ClientAlive& client_alive);
+  HttpReply count_message_tokens(std::string_view body);
   HttpReply models() const;
   HttpReply model(std::string_view id) const;  // GET /v1/models/{id}
   // vLLM's /tokenize (`prompt` or `messages`) and /detokenize (`tokens`).

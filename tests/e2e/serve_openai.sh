@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `minimax serve` as a real process on loopback: health, models, metrics, API-key checks, a table
 # of bad requests (status code and the field named), streaming shape and [DONE], queue-full 429,
-# then the official OpenAI Node client (tools/serve_client/client_test.mjs). Uses the bundled
+# then the official OpenAI Node client (tools/serve_client/client_test.mjs) and the official
+# Anthropic client on /v1/messages (tools/serve_client/anthropic_client_test.mjs). Uses the bundled
 # trained model when it is there (then the client also checks its answers: a tool call and the
 # answer from the tool result, and an arithmetic problem with its reasoning, through the official
 # client, streamed and not), else a random tiny M3.
@@ -151,12 +152,35 @@ else
   echo "FAIL SSE stream shape"; cat "$WORK/stream"; fails=$((fails + 1))
 fi
 
-# The OpenAI Node client (installed by scripts/test.sh).
-if [[ -d $ROOT/tools/serve_client/node_modules/openai ]]; then
+# Anthropic's /v1/messages answers refusals in Anthropic's error shape, the transport's too.
+anthropic_expect() {  # anthropic_expect NAME STATUS ERROR-TYPE -- curl args...
+  local name=$1 status=$2 type=$3
+  shift 4
+  local got
+  got=$(curl -s -o "$WORK/body" -w '%{http_code}' "$@")
+  if [[ $got == "$status" ]] && grep -qF "{\"type\":\"error\",\"error\":{\"type\":\"$type\",\"message\":" "$WORK/body"; then
+    echo "ok   $name"
+  else
+    echo "FAIL $name: got $got $(head -c 300 "$WORK/body")"; fails=$((fails + 1))
+  fi
+}
+MSG=$URL/v1/messages
+anthropic_expect "messages without a key → 401 authentication_error" 401 authentication_error -- \
+  -H "Content-Type: application/json" -d '{}' "$MSG"
+anthropic_expect "GET on /v1/messages → 405 invalid_request_error" 405 invalid_request_error -- \
+  -H "x-api-key: $KEY" "$MSG"
+anthropic_expect "messages without max_tokens → 400 naming it" 400 invalid_request_error -- \
+  -H "x-api-key: $KEY" -d '{"model": "tiny", "messages": [{"role": "user", "content": "hi"}]}' "$MSG"
+grep -q '"message":"max_tokens: required"' "$WORK/body" || { echo "FAIL ... message: $(cat "$WORK/body")"; fails=$((fails + 1)); }
+
+# The official OpenAI and Anthropic Node clients (installed by scripts/test.sh).
+if [[ -d $ROOT/tools/serve_client/node_modules/openai && -d $ROOT/tools/serve_client/node_modules/@anthropic-ai/sdk ]]; then
   node "$ROOT/tools/serve_client/client_test.mjs" --url "$URL" --key "$KEY" --model tiny \
     --markers m3 "${TRAINED[@]}" || fails=$((fails + 1))
+  node "$ROOT/tools/serve_client/anthropic_client_test.mjs" --url "$URL" --key "$KEY" --model tiny \
+    "${TRAINED[@]}" || fails=$((fails + 1))
 else
-  echo "FAIL tools/serve_client/node_modules missing: run (cd tools/serve_client && npm install)"
+  echo "FAIL tools/serve_client/node_modules incomplete: run (cd tools/serve_client && npm install)"
   fails=$((fails + 1))
 fi
 

@@ -17,6 +17,8 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -61,9 +63,17 @@ class StubRoutes : public HttpRoutes {
   std::string allowed_methods(std::string_view path) override {
     return path == "/only-post" ? "POST" : "";
   }
-  HttpReply error(int status, std::string_view message) override {
+  HttpReply error(std::string_view path, int status, std::string_view message) override {
+    std::lock_guard lock(mutex);
+    last_error_path_ = path;
     return HttpReply{status, "application/json", "error: " + std::string(message), {}};
   }
+  std::string last_error_path() {
+    std::lock_guard lock(mutex);
+    return last_error_path_;
+  }
+  std::mutex mutex;
+  std::string last_error_path_;  // of the last error reply (the event loop writes it)
   std::atomic<bool> saw_disconnect{false};
   std::atomic<bool> saw_gone{false};
   bool stop_after_three = true;
@@ -106,6 +116,10 @@ TEST(BearerMatches, ExactTokenOnly) {
   EXPECT_FALSE(bearer_matches("Bearer secrets", "secret"));
   EXPECT_FALSE(bearer_matches("bearer secret", "secret"));
   EXPECT_FALSE(bearer_matches("", "secret"));
+  EXPECT_TRUE(key_matches("secret", "secret"));
+  EXPECT_FALSE(key_matches("Bearer secret", "secret"));
+  EXPECT_FALSE(key_matches("secret ", "secret"));
+  EXPECT_FALSE(key_matches("", "secret"));
 }
 
 TEST(HttpServer, KeyIsCheckedOnV1Only) {
@@ -123,6 +137,15 @@ TEST(HttpServer, KeyIsCheckedOnV1Only) {
   ASSERT_TRUE(allowed);
   EXPECT_EQ(allowed->status, 200);
   EXPECT_EQ(allowed->body, "GET /v1/models 0");
+  // Anthropic's clients send the key as x-api-key (any case); the routes see the path of a
+  // refusal, to answer it in their API's error shape.
+  auto anthropic = client.Get("/v1/models", {{"X-Api-Key", "secret"}});
+  ASSERT_TRUE(anthropic);
+  EXPECT_EQ(anthropic->status, 200);
+  auto wrong = client.Get("/v1/messages", {{"x-api-key", "secrets"}});
+  ASSERT_TRUE(wrong);
+  EXPECT_EQ(wrong->status, 401);
+  EXPECT_EQ(routes.last_error_path(), "/v1/messages");
 }
 
 TEST(HttpServer, OversizedBodyIsA413FromTheRoutes) {
