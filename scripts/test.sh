@@ -23,6 +23,13 @@ if command -v npm >/dev/null && ! (cd tools/serve_client && npm ls --silent >/de
     echo "warning: npm install failed; the client server tests will fail"
 fi
 
+# playwright-core drives Debian's chromium (installed by setup.sh) in tests/e2e/chat_page.sh; it
+# downloads no browser of its own.
+if command -v npm >/dev/null && [[ ! -d tools/browser_test/node_modules ]]; then
+  (cd tools/browser_test && npm install --no-audit --no-fund --silent) ||
+    echo "warning: npm install failed; the chat page browser test will fail"
+fi
+
 echo "== build (RelWithDebInfo)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 ninja -C build -j"$JOBS"

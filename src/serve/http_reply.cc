@@ -40,7 +40,8 @@ std::string reply_head(int status, std::string_view content_type, bool close,
 
 std::string whole_reply(const HttpReply& reply, bool close, bool head_only,
                         std::string_view extra_headers) {
-  std::string out = reply_head(reply.status, reply.content_type, close, extra_headers);
+  std::string out = reply_head(reply.status, reply.content_type, close,
+                               std::string(extra_headers) + reply.headers);
   out += fmt::format("Content-Length: {}\r\n\r\n", reply.body.size());
   if (!head_only) out += reply.body;
   return out;

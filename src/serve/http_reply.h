@@ -18,7 +18,8 @@ std::string_view reason(int status);
 std::string reply_head(int status, std::string_view content_type, bool close,
                        std::string_view extra_headers);
 
-// A whole (non-streamed) reply: head, Content-Length, and the body unless `head_only` (HEAD).
+// A whole (non-streamed) reply: head (with `extra_headers`, then the reply's own), Content-Length,
+// and the body unless `head_only` (HEAD).
 std::string whole_reply(const HttpReply& reply, bool close, bool head_only,
                         std::string_view extra_headers = "");
 

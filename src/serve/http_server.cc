@@ -274,7 +274,8 @@ struct HttpServer::Impl {
       if (reply.stream) {
         bool ok = send_all(fd,
                            reply_head(reply.status, reply.content_type, close,
-                                      "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n") +
+                                      "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n" +
+                                          reply.headers) +
                                "\r\n",
                            timeout_ms());
         const ChunkWrite write = [&](std::string_view data) {

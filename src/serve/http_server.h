@@ -28,6 +28,8 @@ struct HttpReply {
   // Set for a streamed reply (body unused): runs on the request's thread and writes the pieces
   // through `write`, returning when the reply is complete or the client is gone.
   std::function<void(const ChunkWrite& write)> stream;
+  // Extra header lines, each ending in "\r\n" ("Cache-Control: no-cache\r\n").
+  std::string headers{};  // {}: aggregate initialisations that leave it out stay warning-free
 };
 
 class HttpRoutes {

@@ -5,6 +5,7 @@
 #include "base/log.h"
 #include "serve/anthropic_response.h"
 #include "serve/service_requests.h"
+#include "serve/web_assets.h"
 
 namespace minimax {
 namespace {
@@ -32,7 +33,8 @@ HttpReply OpenAiService::models() const {
 }
 
 std::string OpenAiService::allowed_methods(std::string_view path) {
-  if (path == "/health" || path == "/metrics" || path == "/v1/models") return "GET";
+  if (path == "/health" || path == "/metrics" || path == "/v1/models" || find_web_file(path))
+    return "GET";
   if (path == "/v1/chat/completions" || path == "/v1/completions" || path == "/tokenize" ||
       path == "/detokenize" || path == kMessagesRoute || path == kCountTokensRoute)
     return "POST";
@@ -52,6 +54,8 @@ HttpReply OpenAiService::handle(std::string_view method, std::string_view path,
                        engine_.metrics().render_prometheus(),
                        {}};
     if (path == "/v1/models" && get) return models();
+    if (get)  // the chat page (outside /v1/, so the transport asks no API key for it)
+      if (const EmbeddedFile* file = find_web_file(path)) return web_file_reply(*file);
     if (path == "/v1/chat/completions" && post) return chat_completions(body, client_alive);
     if (path == "/v1/completions" && post) return completions(body, client_alive);
     if (path == "/tokenize" && post) return tokenize(body);

@@ -1,10 +1,10 @@
 // The OpenAI-compatible endpoints over one engine: /v1/chat/completions, /v1/completions,
-// /v1/models (and /v1/models/{id}), vLLM's /tokenize and /detokenize, /health and /metrics; and
-// Anthropic's /v1/messages and /v1/messages/count_tokens (serve/anthropic_request.h). A
-// request is parsed (serve/openai_request.h), rendered with the chat template, tokenized, submitted
-// to the engine as n requests, and its tokens are turned into reasoning / content / tool-call
-// deltas by one ParsePipeline per choice — streamed as server-sent events or returned whole; both
-// paths run the same pipeline, so they agree.
+// /v1/models (and /v1/models/{id}), vLLM's /tokenize and /detokenize, /health and /metrics;
+// Anthropic's /v1/messages and /v1/messages/count_tokens (serve/anthropic_request.h); and the chat
+// page at / (serve/web_assets.h). A request is parsed (serve/openai_request.h), rendered with the
+// chat template, tokenized, submitted to the engine as n requests, and its tokens are turned into
+// reasoning / content / tool-call deltas by one ParsePipeline per choice — streamed as server-sent
+// events or returned whole; both paths run the same pipeline, so they agree.
 #pragma once
 
 #include <string>
