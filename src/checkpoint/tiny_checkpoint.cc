@@ -8,6 +8,7 @@
 #include "base/atomic_output.h"
 #include "base/error.h"
 #include "checkpoint/quant_config.h"
+#include "checkpoint/random_weights.h"
 #include "checkpoint/tensor_table.h"
 #include "formats/float_formats.h"
 #include "formats/safetensors_writer.h"
@@ -42,27 +43,9 @@ double NormalStream::next() {  // Box–Muller, written out so results do not de
 
 namespace {
 
-// Mean and spread of a tensor's initial values by role.
-std::pair<double, double> init_of(const TensorSpec& spec, const ModelConfig& config) {
-  switch (spec.role) {
-    case TensorRole::kEmbedding:
-      return {0.0, 1.0};
-    case TensorRole::kNorm:
-    case TensorRole::kFinalNorm:
-    case TensorRole::kQkNorm:
-      return {config.use_gemma_norm ? 0.0 : 1.0, 0.1};
-    case TensorRole::kRouterBias:
-      return {0.0, 0.1};
-    default:
-      break;
-  }
-  const double in = spec.shape.size() == 2 ? static_cast<double>(spec.shape[1]) : 1.0;
-  return {0.0, 1.0 / std::sqrt(in)};
-}
-
 std::vector<uint8_t> random_tensor(const TensorSpec& spec, DType dtype, const ModelConfig& config,
                                    uint64_t seed) {
-  auto [mean, stddev] = init_of(spec, config);
+  auto [mean, stddev] = initial_distribution(spec, config);
   NormalStream rng(seed, spec.name);
   uint64_t n = 1;
   for (int64_t d : spec.shape) n *= d;

@@ -3,7 +3,8 @@
 // and decode speed, the active weight bytes per decoded token, the bandwidth decode achieves
 // (bytes/token × tok/s) and its ratio to the measured bandwidth. Greedy decode; no timing is
 // taken before a warm-up pass has faulted the mapped weights in. With --depth N, also the decode
-// speed after N tokens of context (bench_depth.h), in a cache of --kv-cache-dtype.
+// speed after N tokens of context (bench_depth.h), in a cache of --kv-cache-dtype. Peak resident
+// memory is reported against mapped weights + KV pool + 1 GiB (bench_memory.h).
 #include <sys/resource.h>
 
 #include <chrono>
@@ -12,6 +13,7 @@
 
 #include "base/error.h"
 #include "cli/bench_depth.h"
+#include "cli/bench_memory.h"
 #include "cli/commands.h"
 #include "cli/kv_cache_flag.h"
 #include "cli/parallel_flags.h"
@@ -154,6 +156,18 @@ void print_table(const nlohmann::ordered_json& r, const BenchArgs& args, const M
                     d["ratio_to_first"].get<double>(), r["kv_cache_dtype"].get<std::string>(),
                     d["fill"].get<std::string>(), d["fill_seconds"].get<double>(),
                     d["decode_cpu_share"].get<double>()));
+  const auto& m = r["memory"];
+  const auto gib = [](const nlohmann::ordered_json& v) {
+    return v.get<uint64_t>() / double(1 << 30);
+  };
+  row("peak RSS",
+      fmt::format(
+          "{:.2f} GiB ({} the bound {:.2f} GiB = mapped weights {:.2f} + KV pool {:.2f} + "
+          "1 + repacked {:.2f}; load peak {:.2f}{})",
+          gib(m["peak_rss_bytes"]), m["within_bound"].get<bool>() ? "within" : "OVER",
+          gib(m["bound_bytes"]), gib(m["mapped_weight_bytes"]), gib(m["kv_pool_bytes"]),
+          gib(m["repacked_weight_bytes"]), gib(m["load_peak_rss_bytes"]),
+          m["peak_includes_bandwidth_test"].get<bool>() ? "; includes the bandwidth test" : ""));
   if (cpu_share < 0.9 || bandwidth_share < 0.9)
     row("note",
         "less CPU time than the threads could use: the machine is busy (or threads wait), so "
@@ -172,16 +186,21 @@ void run_bench(const BenchArgs& args) {
   options.parallel = args.parallel;
   auto model = Model::load(args.model, options, ranks());
   if (follow_rank0(*model)) return;  // the timings and the report are rank 0's
+  BenchMemory memory(*model);
   // Measured after loading, so that under mpirun the other ranks are waiting quietly by then.
   const Bandwidth bw = measure_bandwidth(pool, args.bandwidth_mib << 20);
+  memory.exclude_bandwidth_test();
   const DecodeBytes bytes = decode_bytes_per_token(model->weights(), model->config());
-  const Timings t = time_model(*model, args, pool.size(), ranks());
   const KvDtype kv_dtype = kv_cache_dtype(args.kv_cache_dtype);
+  const Timings t = time_model(*model, args, pool.size(), ranks());
+  memory.saw_kv_pool(single_sequence_kv_bytes(model->config(),
+                                              args.prompt_tokens + args.gen_tokens + 1, kv_dtype));
   nlohmann::ordered_json depth = nlohmann::ordered_json::array();
   double first_ms = 0;
   for (int64_t n : args.depths) {
     const DepthTiming d = time_decode_at_depth(*model, n, args.gen_tokens, args.repeat, kv_dtype,
                                                parse_depth_fill(args.depth_fill), pool.size());
+    memory.saw_kv_pool(single_sequence_kv_bytes(model->config(), n + args.gen_tokens, kv_dtype));
     const double ms = 1e3 * d.decode_seconds / args.gen_tokens;
     if (first_ms == 0) first_ms = ms;
     depth.push_back({{"depth", n},
@@ -240,6 +259,7 @@ void run_bench(const BenchArgs& args) {
         {"ranks", model->plan().ranks},
         {"mapped_bytes_by_rank", model->mapped_bytes_by_rank()},
         {"decode_comm_seconds_per_token", t.decode_comm_seconds_per_token}}},
+      {"memory", memory.report()},
   };
   if (args.json) {
     std::printf("%s\n", out.dump(2).c_str());

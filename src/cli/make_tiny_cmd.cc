@@ -2,7 +2,8 @@
 // deterministic random checkpoint with the real architecture at tiny size, a trained byte-level
 // BPE tokenizer with the MiniMax special tokens, the chat template and generation config: the
 // project's test fixture. `--shape bench` gives the M2 or M3 CPU benchmark shape instead
-// (checkpoint/tiny_config.h; vocabulary padded to 32768).
+// (checkpoint/tiny_config.h; vocabulary padded to 32768). `--hf-config CONFIG.json --layers N`
+// gives a released model's real width instead (make_tiny_hf.cc).
 #include <cstdio>
 #include <filesystem>
 
@@ -14,6 +15,7 @@
 #include "checkpoint/tiny_checkpoint.h"
 #include "checkpoint/tiny_config.h"
 #include "cli/commands.h"
+#include "cli/make_tiny.h"
 #include "text/bpe_tokenizer.h"
 #include "text/bpe_trainer.h"
 #include "text/jinja/builtin_templates.h"
@@ -40,6 +42,8 @@ std::vector<std::string> tiny_corpus() {
   };
 }
 
+}  // namespace
+
 void write_tokenizer_files(const std::string& dir, Arch arch, int vocab_budget) {
   nlohmann::json tokenizer =
       train_byte_level_bpe(tiny_corpus(), vocab_budget, minimax_special_tokens());
@@ -61,7 +65,18 @@ void write_tokenizer_files(const std::string& dir, Arch arch, int vocab_budget) 
   write_file_atomic(dir + "/tokenizer_config.json", config.dump(2) + "\n");
 }
 
-}  // namespace
+void write_generation_config(const std::string& dir) {
+  const BpeTokenizer tokenizer = BpeTokenizer::from_file(dir + "/tokenizer.json");
+  nlohmann::ordered_json generation = {
+      {"bos_token_id", *tokenizer.token_id("]~b]")},
+      {"eos_token_id", *tokenizer.token_id("[e~[")},
+      {"do_sample", true},
+      {"temperature", 1.0},
+      {"top_p", 0.95},
+      {"top_k", 40},
+  };
+  write_file_atomic(dir + "/generation_config.json", generation.dump(2) + "\n");
+}
 
 void register_make_tiny(CLI::App& app) {
   auto* cmd =
@@ -72,16 +87,21 @@ void register_make_tiny(CLI::App& app) {
   auto seed = std::make_shared<uint64_t>(1);
   auto force = std::make_shared<bool>(false);
   auto shape = std::make_shared<std::string>("tiny");
-  cmd->add_option("--arch", *arch, "m2 or m3")->check(CLI::IsMember({"m2", "m3"}));
+  auto* arch_option =
+      cmd->add_option("--arch", *arch, "m2 or m3")->check(CLI::IsMember({"m2", "m3"}));
   cmd->add_option("--output", *output, "Output directory (must not exist)")->required();
   cmd->add_option("--format", *format, "bf16, fp8-block, fp8-channel, mxfp4 or nvfp4");
   cmd->add_option("--seed", *seed, "Random seed (same seed, same bytes)");
   cmd->add_flag("--force", *force, "Replace an existing output directory");
-  cmd->add_option("--shape", *shape,
-                  "tiny (tests), parallel (tiny, widened for 2-4 ranks), or bench (CPU "
-                  "benchmark shape: M2 2.48 B, or M3 with MSA layers)")
-      ->check(CLI::IsMember({"tiny", "parallel", "bench"}));
+  auto* shape_option =
+      cmd->add_option("--shape", *shape,
+                      "tiny (tests), parallel (tiny, widened for 2-4 ranks), or bench (CPU "
+                      "benchmark shape: M2 2.48 B, or M3 with MSA layers)")
+          ->check(CLI::IsMember({"tiny", "parallel", "bench"}));
+  auto hf = std::make_shared<HfConfigRequest>();
+  add_hf_config_options(cmd, *hf)->excludes(arch_option)->excludes(shape_option);
   cmd->callback([=] {
+    if (!hf->config.empty()) return make_tiny_from_hf_config(*hf, *output, *format, *seed, *force);
     const Arch a = *arch == "m2" ? Arch::kM2 : Arch::kM3;
     const bool bench = *shape == "bench";
     const QuantScheme scheme = parse_quant_scheme(*format);
@@ -102,15 +122,7 @@ void register_make_tiny(CLI::App& app) {
                                                     : tiny_config_json(a, padded_vocab),
                              *shape + " config");
       write_tiny_weights(config, out.path(), *seed);
-      nlohmann::ordered_json generation = {
-          {"bos_token_id", *BpeTokenizer::from_file(out.file("tokenizer.json")).token_id("]~b]")},
-          {"eos_token_id", *BpeTokenizer::from_file(out.file("tokenizer.json")).token_id("[e~[")},
-          {"do_sample", true},
-          {"temperature", 1.0},
-          {"top_p", 0.95},
-          {"top_k", 40},
-      };
-      write_file_atomic(out.file("generation_config.json"), generation.dump(2) + "\n");
+      write_generation_config(out.path());
       out.commit();
     }
     if (scheme != QuantScheme::kNone) {
