@@ -104,12 +104,12 @@ ConvertSummary convert_checkpoint(const ConvertOptions& options) {
   // Everything about the source is checked before DST.partial exists.
   const ModelConfig model = load_model_config(options.input_dir);
   const QuantConfig quant = load_quant_config(options.input_dir);
-  if (quant.scheme != QuantScheme::kMxfp4) {
+  if (quant.scheme != QuantScheme::kMxfp4 && quant.scheme != QuantScheme::kMxfp4Fp8Attn) {
     fail("{}/config.json: convert needs an AMD Quark MXFP4 checkpoint, this one is {}",
          options.input_dir, quant_scheme_name(quant.scheme));
   }
   const TensorStore source(options.input_dir);
-  const ConvertPlan plan = plan_conversion(source, model, options.target);
+  const ConvertPlan plan = plan_conversion(source, model, quant, options.target);
 
   ThreadPool pool(options.threads);
   AtomicDirectory out(
@@ -125,6 +125,7 @@ ConvertSummary convert_checkpoint(const ConvertOptions& options) {
   summary.fp8_weights = plan.fp8_weights;
   summary.bf16_weights = plan.bf16_weights;
   summary.copied = plan.copied;
+  summary.fp8_copied = plan.fp8_copied;
   summary.dropped_scales = plan.dropped_scales;
   summary.source_bytes = plan.source_bytes;
   std::map<std::string, std::string> weight_map;

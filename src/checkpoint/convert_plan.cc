@@ -59,7 +59,7 @@ bool is_linear_role(TensorRole role) {
 }
 
 // The config written must make a stock loader expect exactly the tensors written: FP8 + scale for
-// the routed experts, the stored dtype for every other Linear.
+// the routed experts and the copied FP8 layers, the stored dtype for every other Linear.
 void check_config_matches(const nlohmann::json& config, const ConvertPlan& plan,
                           const ModelConfig& model) {
   const QuantConfig written = detect_quantization(config, std::nullopt, "converted config.json");
@@ -71,7 +71,7 @@ void check_config_matches(const nlohmann::json& config, const ConvertPlan& plan,
       const TensorRole role = classify_tensor(t.decl.name, model);
       if (!is_linear_role(role)) continue;
       const std::string module = strip(t.decl.name, kWeightSuffix);
-      const bool fp8 = t.kind == OutputKind::kFp8Weight;
+      const bool fp8 = t.decl.dtype == DType::kF8_E4M3;
       if (written.is_quantized(module) != fp8)
         fail(
             "converted config.json: module '{}' is written as {} but the config's ignore list "
@@ -79,6 +79,55 @@ void check_config_matches(const nlohmann::json& config, const ConvertPlan& plan,
             module, dtype_name(t.decl.dtype), fp8 ? "it unquantized" : "FP8");
     }
   }
+}
+
+// A Quark FP8 layer (kMxfp4Fp8Attn's attention): its weight and scale are copied, the scale
+// declared [out, 1]. Only what compressed-tensors' per-channel FP8_DYNAMIC group expresses: FP8
+// weights per output row, dynamic per-token activations (AMD's "ptpc_fp8").
+std::optional<TensorDecl> quark_fp8_copy(const TensorStore& source, const QuantConfig& quant,
+                                         Fp8Target target, const SafetensorsFile& file,
+                                         const TensorInfo& info) {
+  const bool is_weight = ends_with(info.name, kWeightSuffix);
+  const bool is_scale = ends_with(info.name, kScaleSuffix);
+  const bool is_input = ends_with(info.name, ".input_scale");
+  if (!is_weight && !is_scale && !is_input) return std::nullopt;
+  const std::string module = strip(info.name, is_weight  ? kWeightSuffix
+                                              : is_scale ? kScaleSuffix
+                                                         : ".input_scale");
+  const LinearLayout layout = quant.layout_of(module);
+  if (layout != LinearLayout::kQuarkFp8Channel && layout != LinearLayout::kQuarkFp8Tensor)
+    return std::nullopt;
+  // The pattern also reaches modules that are not Linears ("*self_attn*" has the q/k norms):
+  // only an F8_E4M3 weight is an FP8 layer. A Linear the config calls FP8 but stored otherwise
+  // is copied and then caught by check_config_matches.
+  TensorRef weight = source.find(module + std::string(kWeightSuffix));
+  if (!weight || weight.info->dtype != DType::kF8_E4M3) return std::nullopt;
+  const QuarkFp8Layers* layers = quant.quark_fp8_layers_of(module);
+  if (target == Fp8Target::kGaudi2)
+    fail(
+        "{}: '{}' is a Quark FP8 layer (layer_quant_config '{}'): its e4m3fn codes are copied as "
+        "they are and may lie beyond Gaudi 2's 240; convert it for --target ocp",
+        file.path(), module, layers->pattern);
+  if (layout == LinearLayout::kQuarkFp8Tensor || layers->static_input)
+    fail(
+        "{}: '{}' is a Quark FP8 layer with {} (layer_quant_config '{}'); convert writes one "
+        "compressed-tensors group of per-channel FP8 weights with dynamic per-token "
+        "activations and cannot express it",
+        file.path(), module,
+        layout == LinearLayout::kQuarkFp8Tensor ? "a per-tensor weight scale"
+                                                : "static input scales",
+        layers->pattern);
+  TensorRef scale = source.find(module + std::string(kScaleSuffix));
+  if (!scale || weight.info->shape.size() != 2 || scale.info->dtype != DType::kF32 ||
+      scale.info->shape != std::vector<int64_t>{weight.info->shape[0]})
+    fail(
+        "{}: Quark FP8 layer '{}' is not an F8_E4M3 weight [out, in] with an F32 weight_scale "
+        "[out] beside it",
+        file.path(), module);
+  if (is_input)
+    fail("{}: '{}': unexpected input_scale of a dynamic FP8 layer", file.path(), info.name);
+  if (is_weight) return TensorDecl{info.name, info.dtype, info.shape};
+  return TensorDecl{info.name, info.dtype, {info.shape[0], 1}};
 }
 
 }  // namespace
@@ -89,9 +138,10 @@ uint64_t OutputShard::data_bytes() const {
   return total;
 }
 
-nlohmann::json converted_config_json(const ModelConfig& model, Fp8Target target) {
+nlohmann::json converted_config_json(const ModelConfig& model, const QuantConfig& source,
+                                     Fp8Target target) {
   nlohmann::json config = model.raw;
-  nlohmann::json quant = quantization_config_json(QuantScheme::kFp8Channel, model);
+  nlohmann::json quant = converted_fp8_config_json(model, source);
   if (target == Fp8Target::kGaudi2) quant["fp8_dtype_flavor"] = "float8_e4m3fnuz";
   auto text = config.find("text_config");
   const bool in_text_config = !config.contains("quantization_config") && text != config.end() &&
@@ -116,7 +166,8 @@ const std::map<std::string, std::string>& converted_shard_metadata() {
   return metadata;
 }
 
-ConvertPlan plan_conversion(const TensorStore& source, const ModelConfig& model, Fp8Target target) {
+ConvertPlan plan_conversion(const TensorStore& source, const ModelConfig& model,
+                            const QuantConfig& quant, Fp8Target target) {
   ConvertPlan plan;
   plan.sharded = source.sharded();
   for (size_t s = 0; s < source.num_shards(); ++s) {
@@ -131,6 +182,16 @@ ConvertPlan plan_conversion(const TensorStore& source, const ModelConfig& model,
       if (is_weight) mxfp4 = find_mxfp4(source, strip(info.name, kWeightSuffix));
       if (is_scale) mxfp4 = find_mxfp4(source, strip(info.name, kScaleSuffix));
       OutputTensor out;
+      if (std::optional<TensorDecl> fp8 = quark_fp8_copy(source, quant, target, file, info)) {
+        out.decl = *fp8;
+        out.kind = OutputKind::kCopy;
+        out.copy_source = TensorRef{&file, &info};
+        ++plan.copied;
+        if (ends_with(info.name, kWeightSuffix)) ++plan.fp8_copied;
+        plan.output_bytes += out.decl.nbytes();
+        shard.tensors.push_back(std::move(out));
+        continue;
+      }
       if (role == TensorRole::kRoutedExpert && !mxfp4) {
         fail(
             "{}: routed expert tensor '{}' ({} {}) is not part of an MXFP4 weight (U8 weight + "
@@ -166,7 +227,7 @@ ConvertPlan plan_conversion(const TensorStore& source, const ModelConfig& model,
     }
     plan.shards.push_back(std::move(shard));
   }
-  plan.config = converted_config_json(model, target);
+  plan.config = converted_config_json(model, quant, target);
   check_config_matches(plan.config, plan, model);
   return plan;
 }

@@ -52,6 +52,11 @@ std::string format_convert_summary(const ConvertSummary& s) {
       "  tensors     {} routed expert weights -> FP8 e4m3 + F32 row scale, {} MXFP4 "
       "weights -> BF16, {} copied byte for byte, {} MXFP4 scale tensors dropped\n",
       s.fp8_weights, s.bf16_weights, s.copied, s.dropped_scales);
+  if (s.fp8_copied > 0)
+    out += fmt::format(
+        "  fp8 layers  {} source FP8 Linears (Quark layer_quant_config) copied as they are, "
+        "scales declared [out, 1]\n",
+        s.fp8_copied);
   out += fmt::format(
       "  shards      {} written, {} kept from the interrupted run (re-verified), {} "
       "redone\n",

@@ -29,6 +29,7 @@ struct RowStats {
 struct ConvertSummary {
   Fp8Target target = Fp8Target::kOcp;
   size_t fp8_weights = 0, bf16_weights = 0, copied = 0, dropped_scales = 0;
+  size_t fp8_copied = 0;  // source FP8 Linears (Quark FP8 attention) among `copied`
   size_t shards_written = 0, shards_kept = 0, shards_redone = 0;
   RowStats rows;
   uint64_t source_bytes = 0;  // tensor data read from the source

@@ -36,6 +36,20 @@ InspectReport inspect_checkpoint(const std::string& dir) {
                      {"shared_intermediate", config.shared_intermediate_size},
                      {"dense_intermediate", config.dense_intermediate_size}};
   s["quantization"] = quant_scheme_name(quant.scheme);
+  // How each role's Linears are stored ("attention": "quark-fp8-channel" beside "routed_expert":
+  // "mxfp4" for Quark MXFP4 with FP8 attention); a role stored two ways lists both.
+  std::map<std::string, std::set<std::string>> role_layouts;
+  for (const TensorSpec& spec : tensor_table(config))
+    if (spec.linear)
+      role_layouts[std::string(tensor_role_name(spec.role))].insert(
+          std::string(linear_layout_name(quant.layout_of(spec.name))));
+  nlohmann::ordered_json layouts = nlohmann::ordered_json::object();
+  for (const auto& [role, names] : role_layouts) {
+    std::string joined;
+    for (const std::string& n : names) joined += (joined.empty() ? "" : " + ") + n;
+    layouts[role] = joined;
+  }
+  s["layouts"] = layouts;
 
   // Expected stored tensors, and the layout each tensor group is stored in.
   std::map<std::string, StoredTensor> expected;
@@ -104,6 +118,9 @@ std::string format_inspect_report(const InspectReport& r, size_t max_list) {
   }
   out += fmt::format("dimensions   {}\n", dims);
   out += fmt::format("quantization {}\n", s["quantization"].get<std::string>());
+  out += "layouts:\n";
+  for (auto it = s["layouts"].begin(); it != s["layouts"].end(); ++it)
+    out += fmt::format("  {:<16} {}\n", it.key(), it.value().get<std::string>());
   out += "tensor groups:\n";
   for (auto it = s["tensor_groups"].begin(); it != s["tensor_groups"].end(); ++it) {
     out += fmt::format("  {:<16} {}\n", it.key(), it.value().get<std::string>());

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <span>
 
 #include "base/error.h"
 #include "checkpoint/arch/architecture.h"
@@ -155,6 +156,36 @@ QuantConfig from_compressed_tensors(const Reader& q) {
   return out;
 }
 
+// A layer_quant_config entry that stores Linears in FP8 (Quark "fp8_e4m3" weights, per channel or
+// per tensor, as vLLM's QuarkW8A8Fp8 takes them). Other overrides are errors naming the entry.
+QuarkFp8Layers quark_fp8_layers(const Reader& entry, const std::string& pattern) {
+  if (entry.has("weight") && entry.get("weight").is_array())
+    entry.error("weight", "a list of weight specs is not supported");
+  Reader w = entry.child("weight");
+  w.expect("dtype", "fp8_e4m3", "only FP8 per-layer overrides of an MXFP4 model are supported");
+  const std::string wq = w.string("qscheme");
+  if (wq != "per_channel" && wq != "per_tensor")
+    w.error("qscheme", fmt::format("'{}' is not supported (per_channel or per_tensor)", wq));
+  if (w.boolean_or("is_dynamic", false)) w.error("is_dynamic", "dynamic weights are not supported");
+  if (wq == "per_channel" && w.has("ch_axis") && w.integer("ch_axis") != 0)
+    w.error("ch_axis", "per-channel FP8 weights must be scaled per output row (ch_axis 0)");
+  QuarkFp8Layers out{pattern, wq == "per_channel", false};
+  if (entry.has("input_tensors")) {
+    Reader a = entry.child("input_tensors");
+    a.expect("dtype", "fp8_e4m3", "FP8 weights need FP8 activations");
+    const std::string aq = a.string("qscheme");
+    out.static_input = !a.boolean_or("is_dynamic", false);
+    // Static: one calibrated input_scale; dynamic: per token (Quark's per_channel, ch_axis 1) or
+    // per tensor, computed on the fly.
+    if (out.static_input ? aq != "per_tensor" : (aq != "per_channel" && aq != "per_tensor"))
+      a.error("qscheme", fmt::format("'{}' is not supported for {} FP8 activations", aq,
+                                     out.static_input ? "static" : "dynamic"));
+  }
+  for (std::string_view key : {"output_tensors", "bias"})
+    if (entry.has(key)) entry.error(key, "quantization of this tensor is not supported");
+  return out;
+}
+
 QuantConfig from_quark(const Reader& q) {
   QuantConfig out;
   out.scheme = QuantScheme::kMxfp4;
@@ -172,11 +203,40 @@ QuantConfig from_quark(const Reader& q) {
     out.dynamic_activations = global.child("input_tensors").boolean_or("is_dynamic", false);
   for (std::string_view key : {"output_tensors", "bias"})
     if (global.has(key)) global.error(key, "quantization of this tensor is not supported");
-  for (std::string_view key : {"layer_quant_config", "layer_type_quant_config"})
-    if (q.has(key) && !q.get(key).empty())
-      q.error(key, "per-layer overrides are not supported (one MXFP4 scheme for the model)");
+  if (q.has("layer_type_quant_config") && !q.get("layer_type_quant_config").empty())
+    q.error("layer_type_quant_config", "per-module-type overrides are not supported");
+  if (q.has("layer_quant_config")) {
+    Reader layers = q.child("layer_quant_config");
+    for (const auto& [pattern, spec] : layers.object.items()) {
+      Reader entry = layers.child(pattern);
+      // An entry that repeats the global MXFP4 weight spec changes nothing.
+      if (entry.has("weight") && entry.get("weight") == global.get("weight")) continue;
+      out.fp8_layers.push_back(quark_fp8_layers(entry, pattern));
+    }
+  }
+  if (!out.fp8_layers.empty()) out.scheme = QuantScheme::kMxfp4Fp8Attn;
   q.child("export");  // vLLM refuses a Quark config without it
   out.ignore = q.strings("exclude");
+  return out;
+}
+
+// MiniMaxAI/MiniMax-M3-MXFP8: {"quant_method": "mxfp8", "activation_scheme": "dynamic",
+// "weight_block_size": [1, 32], "ignored_layers": [...]}. vLLM reads it as ModelOpt MXFP8 (its
+// ignored_layers becoming exclude_modules) with the checkpoint's weight_scale_inv renamed
+// weight_scale; TensorRT-LLM asserts the [1, 32] block (docs/checkpoint.md).
+QuantConfig from_mxfp8(const Reader& q) {
+  QuantConfig out;
+  out.scheme = QuantScheme::kMxfp8;
+  out.group_size = 32;
+  const std::string activations = q.string_or("activation_scheme", "dynamic");
+  if (activations != "dynamic")
+    q.error("activation_scheme", fmt::format("'{}': MXFP8 activations are dynamic", activations));
+  if (q.has("weight_block_size")) q.expect("weight_block_size", {1, 32}, "MXFP8 blocks are 1x32");
+  if (q.has("fmt")) q.expect("fmt", "e4m3", "MXFP8 elements are e4m3");
+  if (q.has("scale_fmt")) q.expect("scale_fmt", "ue8m0", "MXFP8 scales are e8m0");
+  // vLLM: ignored_layers, or modules_to_not_convert when that is empty.
+  out.ignore = q.strings("ignored_layers");
+  if (out.ignore.empty()) out.ignore = q.strings("modules_to_not_convert");
   return out;
 }
 
@@ -245,12 +305,18 @@ json fp8_block_json(const ModelConfig& model) {
 }
 
 // compressed-tensors lists every Linear it left unquantized by name; here that is everything but
-// the routed experts (the converter's output: experts FP8, the rest as in the source).
-json fp8_channel_json(const ModelConfig& model) {
+// the routed experts and the Linears `source` stores as Quark per-channel FP8 (the converter's
+// output: experts FP8, FP8 layers copied, the rest as in the source).
+json fp8_channel_json(const ModelConfig& model, const QuantConfig* source) {
   json ignore = json::array();
-  for (const TensorSpec& spec : tensor_table(model))
-    if (spec.role == TensorRole::kRouter || (spec.linear && spec.role != TensorRole::kRoutedExpert))
-      ignore.push_back(module_name(spec.name));
+  for (const TensorSpec& spec : tensor_table(model)) {
+    const std::string module = module_name(spec.name);
+    const bool copied_fp8 = source != nullptr && spec.linear &&
+                            source->layout_of(module) == LinearLayout::kQuarkFp8Channel;
+    if (spec.role == TensorRole::kRouter ||
+        (spec.linear && spec.role != TensorRole::kRoutedExpert && !copied_fp8))
+      ignore.push_back(module);
+  }
   for (std::string_view vision : model.architecture_record().vision_modules)
     ignore.push_back(fmt::format("re:^{}\\.", vision));
   auto args = [](const char* strategy, bool dynamic) {
@@ -280,10 +346,15 @@ json fp8_channel_json(const ModelConfig& model) {
           {"sparsity_config", json::object()}};
 }
 
-json quark_mxfp4_json(const ModelConfig& model) {
+// Quark's export; `fp8_attention` adds AMD's "ptpc_fp8" attention override (FP8 weights per
+// output channel, dynamic per-token FP8 activations; vLLM's QuarkW8A8Fp8 with
+// kFp8DynamicTokenSym) and leaves attention out of `exclude`.
+json quark_mxfp4_json(const ModelConfig& model, bool fp8_attention) {
   // The architecture's Quark recipe (spec/formats.md §2.1).
+  constexpr std::string_view kAttention = "*self_attn*";
   json exclude = json::array();
-  for (std::string_view entry : model.architecture_record().quark_exclude) exclude.push_back(entry);
+  for (std::string_view entry : model.architecture_record().quark_exclude)
+    if (!fp8_attention || entry != kAttention) exclude.push_back(entry);
   auto spec = [](bool dynamic) {
     return json{{"dtype", "fp4"},
                 {"is_dynamic", dynamic},
@@ -300,6 +371,27 @@ json quark_mxfp4_json(const ModelConfig& model) {
                 {"observer_cls", "PerBlockMXObserver"},
                 {"is_scale_quant", false}};
   };
+  auto fp8_spec = [](bool dynamic) {
+    return json{{"dtype", "fp8_e4m3"},
+                {"is_dynamic", dynamic},
+                {"qscheme", "per_channel"},
+                {"ch_axis", dynamic ? 1 : 0},  // activations per token, weights per output row
+                {"group_size", nullptr},
+                {"symmetric", nullptr},
+                {"round_method", nullptr},
+                {"scale_type", nullptr},
+                {"scale_format", nullptr},
+                {"scale_calculation_mode", nullptr},
+                {"mx_element_dtype", nullptr},
+                {"observer_cls", "PerChannelMinMaxObserver"},
+                {"is_scale_quant", false}};
+  };
+  json layers = json::object();
+  if (fp8_attention)
+    layers[std::string(kAttention)] = {{"weight", fp8_spec(false)},
+                                       {"input_tensors", fp8_spec(true)},
+                                       {"output_tensors", nullptr},
+                                       {"bias", nullptr}};
   return {{"quant_method", "quark"},
           {"version", "0.12"},
           {"quant_mode", "eager_mode"},
@@ -309,7 +401,7 @@ json quark_mxfp4_json(const ModelConfig& model) {
             {"output_tensors", nullptr},
             {"bias", nullptr},
             {"target_device", nullptr}}},
-          {"layer_quant_config", json::object()},
+          {"layer_quant_config", layers},
           {"layer_type_quant_config", json::object()},
           {"exclude", exclude},
           {"kv_cache_quant_config", json::object()},
@@ -322,6 +414,17 @@ json quark_mxfp4_json(const ModelConfig& model) {
             {"pack_method", "reorder"},
             {"weight_format", "real_quantized"},
             {"weight_merge_groups", nullptr}}}};
+}
+
+// The published MiniMax-M3-MXFP8 config, ignored_layers from the architecture record.
+json mxfp8_json(const ModelConfig& model) {
+  json ignored = json::array();
+  for (std::string_view entry : model.architecture_record().mxfp8_ignored_layers)
+    ignored.push_back(entry);
+  return {{"quant_method", "mxfp8"},
+          {"activation_scheme", "dynamic"},
+          {"weight_block_size", {1, 32}},
+          {"ignored_layers", ignored}};
 }
 
 // As the MiniMax NVFP4 re-exports write it: lm_head, then per layer (layer numbers sorted as
@@ -370,41 +473,94 @@ std::string_view quant_scheme_name(QuantScheme scheme) {
       return "mxfp4";
     case QuantScheme::kNvfp4:
       return "nvfp4";
+    case QuantScheme::kMxfp8:
+      return "mxfp8";
+    case QuantScheme::kMxfp4Fp8Attn:
+      return "mxfp4-fp8attn";
   }
   return "bf16";
 }
 
 std::optional<QuantScheme> parse_quant_scheme_name(std::string_view name) {
-  for (QuantScheme scheme : {QuantScheme::kNone, QuantScheme::kFp8Block, QuantScheme::kFp8Channel,
-                             QuantScheme::kMxfp4, QuantScheme::kNvfp4})
+  for (QuantScheme scheme : all_quant_schemes())
     if (quant_scheme_name(scheme) == name) return scheme;
   return std::nullopt;
 }
 
-bool QuantConfig::is_quantized(const std::string& name) const {
+std::span<const QuantScheme> all_quant_schemes() {
+  static constexpr QuantScheme kAll[] = {
+      QuantScheme::kNone,  QuantScheme::kFp8Block, QuantScheme::kFp8Channel,  QuantScheme::kMxfp4,
+      QuantScheme::kNvfp4, QuantScheme::kMxfp8,    QuantScheme::kMxfp4Fp8Attn};
+  return kAll;
+}
+
+std::string_view linear_layout_name(LinearLayout layout) {
+  switch (layout) {
+    case LinearLayout::kBf16:
+      return "bf16";
+    case LinearLayout::kFp8Block:
+      return "fp8-block";
+    case LinearLayout::kFp8Channel:
+      return "fp8-channel";
+    case LinearLayout::kQuarkFp8Channel:
+      return "quark-fp8-channel";
+    case LinearLayout::kQuarkFp8Tensor:
+      return "quark-fp8-tensor";
+    case LinearLayout::kMxfp4:
+      return "mxfp4";
+    case LinearLayout::kMxfp8:
+      return "mxfp8";
+    case LinearLayout::kNvfp4:
+      return "nvfp4";
+  }
+  return "bf16";
+}
+
+LinearLayout QuantConfig::layout_of(const std::string& name) const {
   const std::string module = strip_weight_suffix(name);
   auto any = [&](const std::vector<std::string>& entries, auto&& matches) {
     return std::any_of(entries.begin(), entries.end(),
                        [&](const std::string& entry) { return matches(entry, module); });
   };
+  auto unless = [](bool excluded, LinearLayout layout) {
+    return excluded ? LinearLayout::kBf16 : layout;
+  };
   switch (scheme) {
     case QuantScheme::kNone:
-      return false;
+      return LinearLayout::kBf16;
     case QuantScheme::kFp8Block:
-      return !any(ignore, matches_modules_to_not_convert);
+      return unless(any(ignore, matches_modules_to_not_convert), LinearLayout::kFp8Block);
     case QuantScheme::kFp8Channel: {
       // Entries may also be module class names; every module asked about here is a Linear.
       auto ct = [](const std::string& entry, const std::string& module_name) {
         return entry == "Linear" || matches_compressed_tensors(entry, module_name);
       };
-      return any(targets, ct) && !any(ignore, ct);
+      return unless(!any(targets, ct) || any(ignore, ct), LinearLayout::kFp8Channel);
     }
     case QuantScheme::kMxfp4:
-      return !any(ignore, matches_quark);
+    case QuantScheme::kMxfp4Fp8Attn:
+      if (any(ignore, matches_quark)) return LinearLayout::kBf16;
+      if (const QuarkFp8Layers* fp8 = quark_fp8_layers_of(module))
+        return fp8->per_channel ? LinearLayout::kQuarkFp8Channel : LinearLayout::kQuarkFp8Tensor;
+      return LinearLayout::kMxfp4;
     case QuantScheme::kNvfp4:
-      return !any(ignore, matches_modelopt);
+      return unless(any(ignore, matches_modelopt), LinearLayout::kNvfp4);
+    case QuantScheme::kMxfp8:
+      return unless(any(ignore, matches_modelopt), LinearLayout::kMxfp8);
   }
-  return false;
+  return LinearLayout::kBf16;
+}
+
+const QuarkFp8Layers* QuantConfig::quark_fp8_layers_of(const std::string& name) const {
+  const std::string module = strip_weight_suffix(name);
+  // vLLM's _find_matched_config: a key with '*' is an fnmatch pattern, else the exact name.
+  for (const QuarkFp8Layers& layers : fp8_layers) {
+    const bool match = layers.pattern.find('*') != std::string::npos
+                           ? glob_match(layers.pattern, module)
+                           : layers.pattern == module;
+    if (match) return &layers;
+  }
+  return nullptr;
 }
 
 QuantConfig detect_quantization(const json& config, const std::optional<json>& hf_quant_config,
@@ -432,10 +588,13 @@ QuantConfig detect_quantization(const json& config, const std::optional<json>& h
     out = from_quark(q);
   } else if (method == "modelopt") {
     out = from_modelopt(q);
+  } else if (method == "mxfp8") {
+    out = from_mxfp8(q);
   } else {
-    q.error("quant_method", fmt::format("'{}' is not supported (supported: fp8 block, "
-                                        "compressed-tensors FP8, quark MXFP4, modelopt NVFP4)",
-                                        method));
+    q.error("quant_method",
+            fmt::format("'{}' is not supported (supported: fp8 block, compressed-tensors FP8, "
+                        "quark MXFP4 (optionally with FP8 layers), modelopt NVFP4, mxfp8)",
+                        method));
   }
   if (hf_quant_config) {
     // Both files are read by loaders; they must describe the same thing.
@@ -465,13 +624,21 @@ json quantization_config_json(QuantScheme scheme, const ModelConfig& model) {
     case QuantScheme::kFp8Block:
       return fp8_block_json(model);
     case QuantScheme::kFp8Channel:
-      return fp8_channel_json(model);
+      return fp8_channel_json(model, nullptr);
     case QuantScheme::kMxfp4:
-      return quark_mxfp4_json(model);
+      return quark_mxfp4_json(model, false);
     case QuantScheme::kNvfp4:
       return modelopt_nvfp4_json(model);
+    case QuantScheme::kMxfp8:
+      return mxfp8_json(model);
+    case QuantScheme::kMxfp4Fp8Attn:
+      return quark_mxfp4_json(model, true);
   }
   return nullptr;
+}
+
+json converted_fp8_config_json(const ModelConfig& model, const QuantConfig& source) {
+  return fp8_channel_json(model, &source);
 }
 
 json hf_quant_config_json(const ModelConfig& model) {

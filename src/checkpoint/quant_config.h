@@ -1,9 +1,11 @@
-// Which of the five published weight layouts a checkpoint uses, read from config.json's
-// `quantization_config` (and ModelOpt's hf_quant_config.json), and the exact config each writes.
+// Which of the published weight layouts a checkpoint uses, read from config.json's
+// `quantization_config` (and ModelOpt's hf_quant_config.json), how each Linear is stored under it,
+// and the exact config each release writes.
 #pragma once
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -18,10 +20,34 @@ enum class QuantScheme {
   kFp8Channel,  // compressed-tensors float-quantized: per-row weight_scale, dynamic per-token acts
   kMxfp4,       // AMD Quark: packed E2M1 + E8M0 scale per 32 inputs
   kNvfp4,       // NVIDIA ModelOpt: packed E2M1 + E4M3 scale per 16 inputs + F32 global scale
+  kMxfp8,       // official MiniMax-M3 MXFP8: F8_E4M3 + U8 E8M0 weight_scale_inv per 32 inputs
+  kMxfp4Fp8Attn,  // AMD Quark MXFP4 whose layer_quant_config stores attention in FP8
+};
+
+// How one Linear weight is stored. Every scheme stores its quantized Linears one way, except
+// kMxfp4Fp8Attn: MXFP4, and FP8 where a layer_quant_config pattern matches.
+enum class LinearLayout {
+  kBf16,             // not quantized: one tensor in its release dtype
+  kFp8Block,         // weight F8_E4M3 + weight_scale_inv F32 [ceil(out/bn), ceil(in/bk)]
+  kFp8Channel,       // weight F8_E4M3 + weight_scale F32 [out, 1] (compressed-tensors)
+  kQuarkFp8Channel,  // weight F8_E4M3 + weight_scale F32 [out] (Quark per_channel, ch_axis 0)
+  kQuarkFp8Tensor,   // weight F8_E4M3 + weight_scale F32 [] (Quark per_tensor)
+  kMxfp4,            // weight U8 [out, in/2] + weight_scale U8 [out, in/32]
+  kMxfp8,            // weight F8_E4M3 [out, in] + weight_scale_inv U8 [out, in/32] (E8M0)
+  kNvfp4,            // weight U8 + weight_scale F8_E4M3 + weight_scale_2 F32 + input_scale F32
+};
+std::string_view linear_layout_name(LinearLayout layout);  // "bf16", "fp8-block", ...
+
+// A Quark layer_quant_config entry that stores the Linears it matches in FP8.
+struct QuarkFp8Layers {
+  std::string pattern;        // "*self_attn*": fnmatch when it has a '*', else the exact name
+  bool per_channel = true;    // weight qscheme per_channel (else per_tensor)
+  bool static_input = false;  // input_tensors static per_tensor: an input_scale F32 [] is stored
 };
 
 std::string_view quant_scheme_name(QuantScheme scheme);  // "bf16", "fp8-block", ...
 std::optional<QuantScheme> parse_quant_scheme_name(std::string_view name);
+std::span<const QuantScheme> all_quant_schemes();  // every scheme, kNone first
 
 struct QuantConfig {
   QuantScheme scheme = QuantScheme::kNone;
@@ -33,18 +59,24 @@ struct QuantConfig {
   int group_size = 0;                // kMxfp4 32, kNvfp4 16
   bool dynamic_activations = true;   // activations quantized on the fly (no stored input_scale)
   std::string fp8_flavor;            // compressed-tensors "fp8_dtype_flavor" (Gaudi), else empty
-  nlohmann::json raw;                // the quantization config object as read (null for kNone)
+  std::vector<QuarkFp8Layers> fp8_layers;  // kMxfp4Fp8Attn: the FP8 layer_quant_config entries
+  nlohmann::json raw;  // the quantization config object as read (null for kNone)
 
-  // Whether the Linear module `module_name` (e.g. "model.layers.0.self_attn.q_proj"; a trailing
-  // ".weight" is ignored) is stored quantized, by this scheme's own ignore-list rule
-  // (name_patterns.h). Always false for kNone.
-  bool is_quantized(const std::string& module_name) const;
+  // How the Linear module `module_name` (e.g. "model.layers.0.self_attn.q_proj"; a trailing
+  // ".weight" is ignored) is stored, by this scheme's own ignore-list rule (name_patterns.h) and,
+  // for Quark, its layer_quant_config (exclusion first, as vLLM checks it first). kBf16 for kNone.
+  LinearLayout layout_of(const std::string& module_name) const;
+  bool is_quantized(const std::string& module_name) const {
+    return layout_of(module_name) != LinearLayout::kBf16;
+  }
+  // The FP8 layer_quant_config entry that matches the module (first match), or null.
+  const QuarkFp8Layers* quark_fp8_layers_of(const std::string& module_name) const;
 };
 
 // `config` is the parsed config.json; `hf_quant_config` the parsed hf_quant_config.json if the
-// checkpoint has one (legacy ModelOpt). Unsupported methods or variants (static activations,
-// per-tensor FP8, NVFP4 via compressed-tensors, MXFP8, per-layer overrides, ...) throw Error naming
-// `source` and the field.
+// checkpoint has one (legacy ModelOpt). Unsupported methods or variants (per-tensor FP8 without
+// Quark, NVFP4 via compressed-tensors, ModelOpt MXFP8, Quark per-layer overrides other than FP8,
+// ...) throw Error naming `source` and the field.
 QuantConfig detect_quantization(const nlohmann::json& config,
                                 const std::optional<nlohmann::json>& hf_quant_config,
                                 const std::string& source);
@@ -60,7 +92,16 @@ QuantConfig load_quant_config(const std::string& checkpoint_dir);
 //    minimax_m2 template; M3: the amd/MiniMax-M3-MXFP4 recipe globs).
 //  - kNvfp4: ModelOpt >= 0.39 writes this into config.json (quant_method "modelopt"); see
 //    hf_quant_config_json for the legacy file it also writes.
+//  - kMxfp8: MiniMaxAI/MiniMax-M3-MXFP8's config (quant_method "mxfp8", weight_block_size [1, 32],
+//    dynamic activations, ignored_layers lm_head / embed_tokens / vision; docs/checkpoint.md).
+//  - kMxfp4Fp8Attn: kMxfp4's Quark export with layer_quant_config {"*self_attn*": FP8 per-channel
+//    weights, dynamic per-token FP8 activations} (AMD's "ptpc_fp8" attention) and the
+//    architecture's exclude list without its attention entry.
 nlohmann::json quantization_config_json(QuantScheme scheme, const ModelConfig& model);
+// What `minimax convert` writes for the Quark `source`: kFp8Channel's config, with the Linears the
+// source stores as per-channel FP8 (kMxfp4Fp8Attn's attention, copied as they are) left out of
+// `ignore`, so that a loader reads them as FP8 too.
+nlohmann::json converted_fp8_config_json(const ModelConfig& model, const QuantConfig& source);
 // ModelOpt's legacy hf_quant_config.json (a file of its own beside config.json) for NVFP4.
 nlohmann::json hf_quant_config_json(const ModelConfig& model);
 

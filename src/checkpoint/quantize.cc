@@ -19,12 +19,11 @@ namespace minimax {
 namespace fs = std::filesystem;
 
 QuantScheme parse_quant_scheme(const std::string& text) {
-  for (QuantScheme s : {QuantScheme::kNone, QuantScheme::kFp8Block, QuantScheme::kFp8Channel,
-                        QuantScheme::kMxfp4, QuantScheme::kNvfp4}) {
-    if (quant_scheme_name(s) == text) return s;
-  }
-  fail("--format: unknown format '{}' (expected bf16, fp8-block, fp8-channel, mxfp4 or nvfp4)",
-       text);
+  if (std::optional<QuantScheme> s = parse_quant_scheme_name(text)) return *s;
+  std::string names;
+  for (QuantScheme s : all_quant_schemes())
+    names += (names.empty() ? "" : ", ") + std::string(quant_scheme_name(s));
+  fail("--format: unknown format '{}' (expected one of {})", text, names);
 }
 
 void copy_side_files(const std::string& src_dir, const std::string& dst_dir) {
@@ -82,7 +81,8 @@ QuantizeSummary quantize_checkpoint(const QuantizeOptions& options) {
       }
       if (info.shape.size() != 2) fail("{}: tensor '{}' is not 2-D", shard.path(), info.name);
       auto values = read_as_float(TensorRef{&shard, &info});
-      auto encoded = encode_weight(values, info.shape[0], info.shape[1], options.scheme, stored);
+      auto encoded =
+          encode_weight(values, info.shape[0], info.shape[1], target.layout_of(info.name), stored);
       for (size_t i = 0; i < stored.size(); ++i) {
         decls.push_back({stored[i].name, stored[i].dtype, stored[i].shape});
         if (encoded[i].size() != decls.back().nbytes()) {

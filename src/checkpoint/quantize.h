@@ -26,7 +26,8 @@ struct QuantizeSummary {
 
 QuantizeSummary quantize_checkpoint(const QuantizeOptions& options);
 
-// Parses "fp8-block", "fp8-channel", "mxfp4", "nvfp4" (and "bf16" for none); Error otherwise.
+// Parses a quant_scheme_name ("fp8-block", "mxfp8", "mxfp4-fp8attn", ..., "bf16" for none); Error
+// naming the known names otherwise.
 QuantScheme parse_quant_scheme(const std::string& text);
 
 // Copies every file of `src_dir` that is not a weight file (safetensors shards, the index,

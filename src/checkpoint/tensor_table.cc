@@ -392,7 +392,8 @@ std::string module_name(const std::string& tensor_name) {
 
 std::vector<StoredTensor> stored_tensors(const TensorSpec& spec, const QuantConfig& quant) {
   std::string module = module_name(spec.name);
-  if (!spec.linear || !quant.is_quantized(module)) {
+  const LinearLayout layout = spec.linear ? quant.layout_of(module) : LinearLayout::kBf16;
+  if (layout == LinearLayout::kBf16) {
     bool f32 = spec.role == TensorRole::kRouter || spec.role == TensorRole::kRouterBias;
     return {{spec.name, f32 ? DType::kF32 : DType::kBF16, spec.shape}};
   }
@@ -402,24 +403,39 @@ std::vector<StoredTensor> stored_tensors(const TensorSpec& spec, const QuantConf
   auto require_multiple = [&](int64_t block) {
     if (in % block != 0)
       fail("tensor {}: input width {} is not a multiple of the {} block of {}", spec.name, in,
-           quant_scheme_name(quant.scheme), block);
+           linear_layout_name(layout), block);
   };
-  switch (quant.scheme) {
-    case QuantScheme::kNone:
+  const StoredTensor fp8_codes{spec.name, DType::kF8_E4M3, {out, in}};
+  switch (layout) {
+    case LinearLayout::kBf16:
       break;
-    case QuantScheme::kFp8Block:
-      return {{spec.name, DType::kF8_E4M3, {out, in}},
+    case LinearLayout::kFp8Block:
+      return {fp8_codes,
               {module + ".weight_scale_inv",
                DType::kF32,
                {ceil_div(out, quant.block_n), ceil_div(in, quant.block_k)}}};
-    case QuantScheme::kFp8Channel:
-      return {{spec.name, DType::kF8_E4M3, {out, in}},
-              {module + ".weight_scale", DType::kF32, {out, 1}}};
-    case QuantScheme::kMxfp4:
+    case LinearLayout::kFp8Channel:
+      return {fp8_codes, {module + ".weight_scale", DType::kF32, {out, 1}}};
+    case LinearLayout::kQuarkFp8Channel:
+    case LinearLayout::kQuarkFp8Tensor: {
+      std::vector<StoredTensor> t = {
+          fp8_codes,
+          {module + ".weight_scale", DType::kF32,
+           layout == LinearLayout::kQuarkFp8Channel ? std::vector<int64_t>{out}
+                                                    : std::vector<int64_t>{}}};
+      const QuarkFp8Layers* fp8 = quant.quark_fp8_layers_of(module);
+      if (fp8 != nullptr && fp8->static_input)
+        t.push_back({module + ".input_scale", DType::kF32, {}});
+      return t;
+    }
+    case LinearLayout::kMxfp4:
       require_multiple(32);
       return {{spec.name, DType::kU8, {out, in / 2}},
               {module + ".weight_scale", DType::kU8, {out, in / 32}}};
-    case QuantScheme::kNvfp4:
+    case LinearLayout::kMxfp8:
+      require_multiple(32);
+      return {fp8_codes, {module + ".weight_scale_inv", DType::kU8, {out, in / 32}}};
+    case LinearLayout::kNvfp4:
       require_multiple(16);
       return {{spec.name, DType::kU8, {out, in / 2}},
               {module + ".weight_scale", DType::kF8_E4M3, {out, in / 16}},

@@ -96,15 +96,20 @@ struct StoredTensor {
   std::vector<int64_t> shape;
 };
 
-// The tensors a checkpoint of `quant` stores for one logical tensor. Quantized Linear [out, in]:
-//  - kFp8Block:   weight F8_E4M3 [out,in] + weight_scale_inv F32 [ceil(out/bn), ceil(in/bk)]
-//  - kFp8Channel: weight F8_E4M3 [out,in] + weight_scale F32 [out,1]
-//  - kMxfp4:      weight U8 [out,in/2] + weight_scale U8 [out,in/32]
-//  - kNvfp4:      weight U8 [out,in/2] + weight_scale F8_E4M3 [out,in/16] + weight_scale_2 F32 []
-//                 + input_scale F32 []
+// The tensors a checkpoint of `quant` stores for one logical tensor. A Linear [out, in] stored in
+// layout (QuantConfig::layout_of):
+//  - kFp8Block:        weight F8_E4M3 [out,in] + weight_scale_inv F32 [ceil(out/bn), ceil(in/bk)]
+//  - kFp8Channel:      weight F8_E4M3 [out,in] + weight_scale F32 [out,1]
+//  - kQuarkFp8Channel: weight F8_E4M3 [out,in] + weight_scale F32 [out] (+ input_scale F32 [] when
+//                      its layer_quant_config entry has static activations)
+//  - kQuarkFp8Tensor:  weight F8_E4M3 [out,in] + weight_scale F32 [] (+ input_scale likewise)
+//  - kMxfp4:           weight U8 [out,in/2] + weight_scale U8 [out,in/32]
+//  - kMxfp8:           weight F8_E4M3 [out,in] + weight_scale_inv U8 [out,in/32] (E8M0 codes)
+//  - kNvfp4:           weight U8 [out,in/2] + weight_scale F8_E4M3 [out,in/16] + weight_scale_2
+//                      F32 [] + input_scale F32 []
 // Anything else is one tensor in its release dtype: BF16, except the router gate and
 // e_score_correction_bias, which the official releases store as F32. Throws Error naming the
-// tensor when `in` is not a multiple of the format's block (32 for MXFP4, 16 for NVFP4).
+// tensor when `in` is not a multiple of the format's block (32 for MXFP4 and MXFP8, 16 for NVFP4).
 std::vector<StoredTensor> stored_tensors(const TensorSpec& spec, const QuantConfig& quant);
 
 }  // namespace minimax

@@ -33,6 +33,9 @@ struct Item {
   ItemKind kind;
   std::string name;      // converted tensor ("<module>.weight" for experts and BF16)
   bool compare = false;  // kExpert: compare elements (sampled), else scales only
+  // kIdentical: the scale of a copied FP8 layer, whose source shape [out] may be written [out, 1]
+  // (the same bytes; compressed-tensors' channel shape).
+  bool channel_scale = false;
 };
 
 struct Pair {
@@ -161,7 +164,9 @@ void check_bf16(const Pair& p, const Item& item, ValidateReport& report) {
 void check_identical(const Pair& p, const Item& item, ValidateReport& report) {
   const CheckedTensor& t = *p.converted.find(item.name);
   const CheckedTensor* s = p.source.find(item.name);
-  if (s->dtype != t.dtype || s->shape != t.shape)
+  const bool column =
+      item.channel_scale && s->shape.size() == 1 && t.shape == std::vector<int64_t>{s->shape[0], 1};
+  if (s->dtype != t.dtype || (s->shape != t.shape && !column))
     return report.fail(fmt::format("{}: {} {} in the source, {} {} converted", item.name, s->dtype,
                                    fmt::join(s->shape, "x"), t.dtype, fmt::join(t.shape, "x")));
   for (uint64_t offset = 0; offset < t.nbytes; offset += kChunkBytes) {
@@ -236,7 +241,16 @@ std::vector<Item> plan_items(const Pair& p, int sample, ValidateReport& report) 
         name.compare(name.size() - scale_suffix.size(), scale_suffix.size(), scale_suffix) == 0) {
       const std::string weight = name.substr(0, name.size() - scale_suffix.size()) + ".weight";
       const CheckedTensor* w = p.converted.find(weight);
-      if (w && w->dtype == "F8_E4M3") continue;  // checked with its expert
+      if (w && w->dtype == "F8_E4M3") {
+        if (routed_expert(weight, layers, &layer_key, &expert)) continue;  // with its expert
+        // An FP8 layer of the source (Quark FP8 attention): copied, like its weight.
+        if (p.source.find(name) == nullptr) {
+          report.fail(fmt::format("{}: in the converted checkpoint but not in the source", name));
+        } else {
+          items.push_back({ItemKind::kIdentical, name, true, true});
+        }
+        continue;
+      }
     }
     const CheckedTensor* s = p.source.find(name);
     if (s == nullptr) {

@@ -62,20 +62,21 @@ void encode_fp8_block(std::span<const float> w, int64_t rows, int64_t cols, int 
   }
 }
 
-// Per-channel FP8 (compressed-tensors "channel" strategy): one scale per output row.
-void encode_fp8_channel(std::span<const float> w, int64_t rows, int64_t cols,
-                        std::vector<uint8_t>& q, std::vector<float>& scales) {
+// FP8 with one scale per group of `group_rows` output rows: per channel (1, compressed-tensors
+// "channel", Quark per_channel) or per tensor (rows, Quark per_tensor).
+void encode_fp8_rows(std::span<const float> w, int64_t rows, int64_t cols, int64_t group_rows,
+                     std::vector<uint8_t>& q, std::vector<float>& scales) {
   q.assign(rows * cols, 0);
-  scales.assign(rows, 1.0f);
-  for (int64_t r = 0; r < rows; ++r) {
+  scales.assign(rows / group_rows, 1.0f);
+  for (int64_t g = 0; g < rows / group_rows; ++g) {
+    const int64_t begin = g * group_rows * cols, end = begin + group_rows * cols;
     double amax = 0;
-    for (int64_t c = 0; c < cols; ++c)
-      amax = std::max(amax, std::fabs(static_cast<double>(w[r * cols + c])));
+    for (int64_t i = begin; i < end; ++i)
+      amax = std::max(amax, std::fabs(static_cast<double>(w[i])));
     const float scale = amax > 0 ? static_cast<float>(amax / kFp8Max) : 1.0f;
-    scales[r] = scale;
-    for (int64_t c = 0; c < cols; ++c)
-      q[r * cols + c] =
-          f64_to_fp8(w[r * cols + c] / static_cast<double>(scale), Fp8Format::kE4M3FN);
+    scales[g] = scale;
+    for (int64_t i = begin; i < end; ++i)
+      q[i] = f64_to_fp8(w[i] / static_cast<double>(scale), Fp8Format::kE4M3FN);
   }
 }
 
@@ -117,22 +118,29 @@ std::vector<float> read_as_float(const TensorRef& ref) {
 }
 
 std::vector<std::vector<uint8_t>> encode_weight(std::span<const float> w, int64_t rows,
-                                                int64_t cols, QuantScheme scheme,
+                                                int64_t cols, LinearLayout layout,
                                                 const std::vector<StoredTensor>& stored) {
   std::vector<uint8_t> q;
-  std::vector<float> scales;
-  std::vector<uint8_t> scale_codes;
+  std::vector<float> scales;         // float scales (FP8 layouts)
+  std::vector<uint8_t> scale_codes;  // coded scales (block-scaled layouts)
   float global_scale = 1.0f;
-  switch (scheme) {
-    case QuantScheme::kFp8Block:
+  auto require_multiple = [&](int64_t block) {
+    if (cols % block != 0)
+      fail("quantize: {} needs in-dim % {} == 0, got {}", linear_layout_name(layout), block, cols);
+  };
+  switch (layout) {
+    case LinearLayout::kFp8Block:
       encode_fp8_block(w, rows, cols, 128, 128, q, scales);
       break;
-    case QuantScheme::kFp8Channel:
-      encode_fp8_channel(w, rows, cols, q, scales);
+    case LinearLayout::kFp8Channel:
+    case LinearLayout::kQuarkFp8Channel:
+      encode_fp8_rows(w, rows, cols, 1, q, scales);
       break;
-    case QuantScheme::kMxfp4:
-      if (cols % kMxfp4BlockElems != 0)
-        fail("quantize: mxfp4 needs in-dim % 32 == 0, got {}", cols);
+    case LinearLayout::kQuarkFp8Tensor:
+      encode_fp8_rows(w, rows, cols, rows, q, scales);
+      break;
+    case LinearLayout::kMxfp4:
+      require_multiple(kMxfp4BlockElems);
       q.resize(rows * cols / 2);
       scale_codes.resize(rows * cols / kMxfp4BlockElems);
       for (int64_t r = 0; r < rows; ++r) {
@@ -140,9 +148,16 @@ std::vector<std::vector<uint8_t>> encode_weight(std::span<const float> w, int64_
                          scale_codes.data() + r * cols / kMxfp4BlockElems);
       }
       break;
-    case QuantScheme::kNvfp4: {
-      if (cols % kNvfp4BlockElems != 0)
-        fail("quantize: nvfp4 needs in-dim % 16 == 0, got {}", cols);
+    case LinearLayout::kMxfp8:
+      require_multiple(kMxfp8BlockElems);
+      q.resize(rows * cols);
+      scale_codes.resize(rows * cols / kMxfp8BlockElems);
+      for (int64_t r = 0; r < rows; ++r)
+        mxfp8_encode_row(w.data() + r * cols, cols, q.data() + r * cols,
+                         scale_codes.data() + r * cols / kMxfp8BlockElems);
+      break;
+    case LinearLayout::kNvfp4: {
+      require_multiple(kNvfp4BlockElems);
       float amax = 0;
       for (float v : w) amax = std::max(amax, std::fabs(v));
       global_scale = nvfp4_global_scale(amax);
@@ -154,23 +169,23 @@ std::vector<std::vector<uint8_t>> encode_weight(std::span<const float> w, int64_
       }
       break;
     }
-    case QuantScheme::kNone:
-      fail("quantize: encode_weight called for an unquantized scheme");
+    case LinearLayout::kBf16:
+      fail("quantize: encode_weight called for an unquantized weight");
   }
 
   std::vector<std::vector<uint8_t>> out;
   for (const StoredTensor& s : stored) {
+    const bool scale = ends_with(s.name, ".weight_scale_inv") || ends_with(s.name, ".weight_scale");
     if (ends_with(s.name, ".weight")) {
       out.push_back(q);
-    } else if (ends_with(s.name, ".weight_scale_inv") ||
-               (ends_with(s.name, ".weight_scale") && scheme == QuantScheme::kFp8Channel)) {
+    } else if (scale && !scales.empty()) {
       out.push_back(scale_bytes(scales, s.dtype, s.name));
-    } else if (ends_with(s.name, ".weight_scale")) {
+    } else if (scale) {
       out.push_back(scale_codes);
     } else if (ends_with(s.name, ".weight_scale_2")) {
       out.push_back(f32_bytes({global_scale}));
     } else if (ends_with(s.name, ".input_scale")) {
-      // Activation global scale: ModelOpt calibrates it on data; a test checkpoint has no
+      // Activation scale: ModelOpt and Quark calibrate it on data; a test checkpoint has no
       // calibration set and stores 1.0 (documented in docs/checkpoint.md).
       out.push_back(f32_bytes({1.0f}));
     } else {
@@ -181,40 +196,50 @@ std::vector<std::vector<uint8_t>> encode_weight(std::span<const float> w, int64_
 }
 
 std::vector<float> decode_weight(const TensorStore& store, const std::string& weight_name,
-                                 QuantScheme scheme, int64_t rows, int64_t cols) {
+                                 LinearLayout layout, int64_t rows, int64_t cols) {
   const std::string module =
       weight_name.substr(0, weight_name.size() - std::string(".weight").size());
   TensorRef wq = store.at(weight_name);
   std::vector<float> out(rows * cols);
   auto q = wq.data();
-  switch (scheme) {
-    case QuantScheme::kNone:
+  // FP8 codes times one float scale per (row, column) as `scale_of` picks it.
+  auto fp8 = [&](const std::vector<float>& s, auto&& scale_of) {
+    for (int64_t r = 0; r < rows; ++r)
+      for (int64_t c = 0; c < cols; ++c)
+        out[r * cols + c] =
+            static_cast<float>(fp8_to_f64(q[r * cols + c], Fp8Format::kE4M3FN) * s[scale_of(r, c)]);
+    return out;
+  };
+  switch (layout) {
+    case LinearLayout::kBf16:
       return read_as_float(wq);
-    case QuantScheme::kFp8Block: {
-      auto s = read_as_float(store.at(module + ".weight_scale_inv"));
+    case LinearLayout::kFp8Block: {
       const int64_t bc = (cols + 127) / 128;
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = 0; c < cols; ++c)
-          out[r * cols + c] = static_cast<float>(fp8_to_f64(q[r * cols + c], Fp8Format::kE4M3FN) *
-                                                 s[(r / 128) * bc + c / 128]);
-      return out;
+      return fp8(read_as_float(store.at(module + ".weight_scale_inv")),
+                 [&](int64_t r, int64_t c) { return (r / 128) * bc + c / 128; });
     }
-    case QuantScheme::kFp8Channel: {
-      auto s = read_as_float(store.at(module + ".weight_scale"));
-      for (int64_t r = 0; r < rows; ++r)
-        for (int64_t c = 0; c < cols; ++c)
-          out[r * cols + c] =
-              static_cast<float>(fp8_to_f64(q[r * cols + c], Fp8Format::kE4M3FN) * s[r]);
-      return out;
-    }
-    case QuantScheme::kMxfp4: {
+    case LinearLayout::kFp8Channel:
+    case LinearLayout::kQuarkFp8Channel:
+      return fp8(read_as_float(store.at(module + ".weight_scale")),
+                 [](int64_t r, int64_t) { return r; });
+    case LinearLayout::kQuarkFp8Tensor:
+      return fp8(read_as_float(store.at(module + ".weight_scale")),
+                 [](int64_t, int64_t) { return int64_t{0}; });
+    case LinearLayout::kMxfp4: {
       auto s = store.at(module + ".weight_scale").data();
       for (int64_t r = 0; r < rows; ++r)
         mxfp4_decode_row(q.data() + r * cols / 2, s.data() + r * cols / 32, cols,
                          out.data() + r * cols);
       return out;
     }
-    case QuantScheme::kNvfp4: {
+    case LinearLayout::kMxfp8: {
+      auto s = store.at(module + ".weight_scale_inv").data();
+      for (int64_t r = 0; r < rows; ++r)
+        mxfp8_decode_row(q.data() + r * cols, s.data() + r * cols / 32, cols,
+                         out.data() + r * cols);
+      return out;
+    }
+    case LinearLayout::kNvfp4: {
       auto s = store.at(module + ".weight_scale").data();
       float global = read_as_float(store.at(module + ".weight_scale_2"))[0];
       for (int64_t r = 0; r < rows; ++r)
@@ -223,7 +248,7 @@ std::vector<float> decode_weight(const TensorStore& store, const std::string& we
       return out;
     }
   }
-  fail("decode_weight: unknown scheme");
+  fail("decode_weight: unknown layout");
 }
 
 }  // namespace minimax

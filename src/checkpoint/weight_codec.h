@@ -17,14 +17,14 @@ namespace minimax {
 std::vector<float> read_as_float(const TensorRef& ref);
 
 // Encodes `values` (row-major [rows, cols]) as the tensors `stored` describes, in the same order.
-// `stored` comes from stored_tensors() for a quantized linear weight under `scheme`.
+// `stored` comes from stored_tensors() for a Linear weight stored in `layout` (not kBf16).
 std::vector<std::vector<uint8_t>> encode_weight(std::span<const float> values, int64_t rows,
-                                                int64_t cols, QuantScheme scheme,
+                                                int64_t cols, LinearLayout layout,
                                                 const std::vector<StoredTensor>& stored);
 
 // Decodes the stored tensors of one logical weight back to float [rows, cols]: `weight` is the
 // tensor called "<module>.weight", `store` supplies its companion scale tensors.
 std::vector<float> decode_weight(const TensorStore& store, const std::string& weight_name,
-                                 QuantScheme scheme, int64_t rows, int64_t cols);
+                                 LinearLayout layout, int64_t rows, int64_t cols);
 
 }  // namespace minimax

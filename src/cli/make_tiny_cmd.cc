@@ -90,7 +90,10 @@ void register_make_tiny(CLI::App& app) {
   auto* arch_option =
       cmd->add_option("--arch", *arch, "m2 or m3")->check(CLI::IsMember({"m2", "m3"}));
   cmd->add_option("--output", *output, "Output directory (must not exist)")->required();
-  cmd->add_option("--format", *format, "bf16, fp8-block, fp8-channel, mxfp4 or nvfp4");
+  cmd->add_option(
+      "--format", *format,
+      "bf16, fp8-block, fp8-channel, mxfp4, nvfp4, mxfp8 (MiniMax-M3-MXFP8's layout) or "
+      "mxfp4-fp8attn (AMD Quark MXFP4 with FP8 attention)");
   cmd->add_option("--seed", *seed, "Random seed (same seed, same bytes)");
   cmd->add_flag("--force", *force, "Replace an existing output directory");
   auto* shape_option =

@@ -1,4 +1,5 @@
-// Scalar reference codecs for MXFP4 and NVFP4 blocks and rows (see microscaling.h for the rules).
+// Scalar reference codecs for MXFP4, MXFP8 and NVFP4 blocks and rows (see microscaling.h for the
+// rules).
 #include "formats/microscaling.h"
 
 #include <algorithm>
@@ -91,6 +92,43 @@ void mxfp4_encode_row(const float* in, int64_t n, uint8_t* packed, uint8_t* scal
     scales[block] =
         mxfp4_encode_block(in + block * kMxfp4BlockElems, packed + block * kMxfp4BlockBytes);
   }
+}
+
+// ---- MXFP8 ----
+
+void mxfp8_decode_row(const uint8_t* codes, const uint8_t* scales, int64_t n, float* out) {
+  check_row_length(n, kMxfp8BlockElems, "mxfp8_decode_row");
+  for (int64_t i = 0; i < n; ++i) {
+    const uint8_t scale = scales[i / kMxfp8BlockElems];
+    out[i] =
+        e8m0_is_nan(scale)
+            ? std::numeric_limits<float>::quiet_NaN()
+            : static_cast<float>(fp8_to_f64(codes[i], Fp8Format::kE4M3FN) * e8m0_to_f64(scale));
+  }
+}
+
+uint8_t mxfp8_encode_block(const float* in32, uint8_t* codes32) {
+  constexpr double kE4m3Max = 448.0;
+  const float amax = finite_block_amax(in32, kMxfp8BlockElems, "mxfp8_encode_block");
+  int exponent = 0;  // all-zero block: scale 1
+  if (amax > 0) {
+    // The smallest e with amax <= 448 * 2^e, found exactly (powers of two scale exactly).
+    exponent = std::ilogb(amax / kE4m3Max);
+    while (kE4m3Max * std::ldexp(1.0, exponent) < amax) ++exponent;
+    while (kE4m3Max * std::ldexp(1.0, exponent - 1) >= amax) --exponent;
+  }
+  const int scale_code = std::clamp(exponent + 127, 0, 254);
+  const double inverse_scale = std::ldexp(1.0, 127 - scale_code);
+  for (int i = 0; i < kMxfp8BlockElems; ++i)
+    codes32[i] = f64_to_fp8(static_cast<double>(in32[i]) * inverse_scale, Fp8Format::kE4M3FN);
+  return static_cast<uint8_t>(scale_code);
+}
+
+void mxfp8_encode_row(const float* in, int64_t n, uint8_t* codes, uint8_t* scales) {
+  check_row_length(n, kMxfp8BlockElems, "mxfp8_encode_row");
+  for (int64_t block = 0; block < n / kMxfp8BlockElems; ++block)
+    scales[block] =
+        mxfp8_encode_block(in + block * kMxfp8BlockElems, codes + block * kMxfp8BlockElems);
 }
 
 // ---- NVFP4 ----

@@ -1,6 +1,7 @@
-// Scalar reference codecs for block-scaled FP4: OCP MXFP4 (32 e2m1 elements + one e8m0 scale) and
-// NVIDIA NVFP4 (16 e2m1 elements + one e4m3 scale + a per-tensor f32 global scale).
-// Spec: spec/formats.md §1 (MXFP4) and §5 (NVFP4); docs/formats.md.
+// Scalar reference codecs for block-scaled formats: OCP MXFP4 (32 e2m1 elements + one e8m0 scale),
+// OCP MXFP8 (32 e4m3fn elements + one e8m0 scale) and NVIDIA NVFP4 (16 e2m1 elements + one e4m3
+// scale + a per-tensor f32 global scale).
+// Spec: spec/formats.md §1 (MXFP4) and §5 (NVFP4); docs/formats.md (MXFP8).
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@ namespace minimax {
 
 inline constexpr int kMxfp4BlockElems = 32, kMxfp4BlockBytes = 16;
 inline constexpr int kNvfp4BlockElems = 16, kNvfp4BlockBytes = 8;
+inline constexpr int kMxfp8BlockElems = 32;  // one e4m3fn code per byte
 
 // Packing (both formats): element i of a packed row lives in byte i/2, in the LOW nibble when i
 // is even and the high nibble when i is odd (spec §1.4: Quark, vLLM, gpt-oss all agree).
@@ -27,6 +29,19 @@ uint8_t mxfp4_encode_block(const float* in32, uint8_t* packed16);
 // A row of n elements (n % 32 == 0): n/2 packed bytes and n/32 scale codes. Throws otherwise.
 void mxfp4_decode_row(const uint8_t* packed, const uint8_t* scales, int64_t n, float* out);
 void mxfp4_encode_row(const float* in, int64_t n, uint8_t* packed, uint8_t* scales);
+
+// ---- MXFP8 (e4m3fn elements, one byte each) ----
+
+// out[i] = e4m3fn(code i) * 2^(scale - 127) for the n elements of a row (n % 32 == 0; element i
+// takes scale i / 32), computed exactly in double and rounded once to float. A NaN code or a NaN
+// scale (0xFF) gives NaN. Throws when n is not a multiple of 32.
+void mxfp8_decode_row(const uint8_t* codes, const uint8_t* scales, int64_t n, float* out);
+// Scale code X = ceil(log2(amax / 448)) + 127 clamped to [0, 254], the smallest power of two that
+// needs no saturation (vLLM's MXFP8 quantizer after its #53110 fix; OCP's floor rule would clip
+// the block maximum to 448); an all-zero block gets X = 127. Elements = e4m3fn(x / 2^(X-127))
+// rounded to nearest even (exact division), -0 kept. Throws on NaN or inf elements.
+uint8_t mxfp8_encode_block(const float* in32, uint8_t* codes32);
+void mxfp8_encode_row(const float* in, int64_t n, uint8_t* codes, uint8_t* scales);
 
 // ---- NVFP4 (ModelOpt) ----
 

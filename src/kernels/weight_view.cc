@@ -19,6 +19,8 @@ std::string_view weight_format_name(WeightFormat format) {
       return "mxfp4";
     case WeightFormat::kNvfp4:
       return "nvfp4";
+    case WeightFormat::kMxfp8:
+      return "mxfp8";
   }
   return "unknown";
 }
@@ -35,6 +37,7 @@ int64_t weight_row_bytes(const WeightView& w) {
       return w.cols * 2;
     case WeightFormat::kFp8Block:
     case WeightFormat::kFp8Channel:
+    case WeightFormat::kMxfp8:
       return w.cols;
     case WeightFormat::kMxfp4:
     case WeightFormat::kNvfp4:
@@ -51,6 +54,7 @@ int64_t column_block(const WeightView& w) {
     case WeightFormat::kFp8Block:
       return w.block_cols;
     case WeightFormat::kMxfp4:
+    case WeightFormat::kMxfp8:
       return 32;
     case WeightFormat::kNvfp4:
       return 16;
@@ -81,6 +85,7 @@ int64_t weight_scale_stride(const WeightView& w) {
     case WeightFormat::kFp8Channel:
       return 4;
     case WeightFormat::kMxfp4:
+    case WeightFormat::kMxfp8:
       return w.cols / 32;
     case WeightFormat::kNvfp4:
       return w.cols / 16;
@@ -104,6 +109,7 @@ uint64_t weight_view_bytes(const WeightView& w) {
     case WeightFormat::kFp8Channel:  // f32 per row
       return codes + 4 * rows;
     case WeightFormat::kMxfp4:  // e8m0 per 32 weights
+    case WeightFormat::kMxfp8:
       return codes + rows * ceil_div_u(w.cols, 32);
     case WeightFormat::kNvfp4:  // e4m3 per 16 weights, one f32 global scale
       return codes + rows * ceil_div_u(w.cols, 16) + 4;
@@ -153,6 +159,7 @@ WeightView slice_cols(const WeightView& w, int64_t begin, int64_t count, std::st
       s.scales = static_cast<const float*>(w.scales) + begin / block;
       break;
     case WeightFormat::kMxfp4:
+    case WeightFormat::kMxfp8:
     case WeightFormat::kNvfp4:
       s.scales = static_cast<const uint8_t*>(w.scales) + begin / block;
       break;

@@ -18,6 +18,7 @@ enum class WeightFormat : uint8_t {
   kMxfp4,       // data: packed e2m1 [rows, cols/2], low nibble = even column; scales: e8m0 [rows,
                 // cols/32]
   kNvfp4,       // data: packed e2m1 [rows, cols/2]; scales: e4m3fn [rows, cols/16]; global_scale
+  kMxfp8,       // data: e4m3fn codes [rows, cols]; scales: e8m0 [rows, cols/32]
 };
 
 struct WeightView {
@@ -25,7 +26,8 @@ struct WeightView {
   int64_t rows = 0;
   int64_t cols = 0;
   const uint8_t* data = nullptr;
-  const void* scales = nullptr;  // f32 for kFp8Block / kFp8Channel, raw codes for kMxfp4 / kNvfp4
+  const void* scales = nullptr;  // f32 for kFp8Block / kFp8Channel, raw codes for the MX and NV
+                                 // formats
   float global_scale = 1.0f;     // kNvfp4: weight_scale_2
   int block_rows = 128;          // kFp8Block tile
   int block_cols = 128;
@@ -37,7 +39,7 @@ struct WeightView {
   int64_t scale_stride = 0;
 };
 
-// "f32", "bf16", "fp8-block", "fp8-channel", "mxfp4", "nvfp4".
+// "f32", "bf16", "fp8-block", "fp8-channel", "mxfp4", "nvfp4", "mxfp8".
 std::string_view weight_format_name(WeightFormat format);
 // True for the formats that carry scales (everything but f32 and bf16).
 bool is_quantized_format(WeightFormat format);
@@ -57,8 +59,8 @@ uint64_t weight_view_bytes(const WeightView& w);
 WeightView slice_rows(const WeightView& w, int64_t begin, int64_t count,
                       std::string_view what = "weight");
 // Columns [begin, begin + count) of `w`, the same bytes; rows keep their stride. Both ends must lie
-// on the format's block boundary (32 for MXFP4, 16 for NVFP4, block_cols for kFp8Block; the
-// matrix's last column counts as one), and on an even column for the packed FP4 formats. Error
+// on the format's block boundary (32 for MXFP4 and MXFP8, 16 for NVFP4, block_cols for kFp8Block;
+// the matrix's last column counts as one), and on an even column for the packed FP4 formats. Error
 // naming `what` otherwise.
 WeightView slice_cols(const WeightView& w, int64_t begin, int64_t count,
                       std::string_view what = "weight");

@@ -29,6 +29,8 @@ ActivationQuantPlan plan_activation_quant(const ModelConfig& config, const Quant
     case QuantScheme::kNone:
     case QuantScheme::kMxfp4:
     case QuantScheme::kNvfp4:
+    case QuantScheme::kMxfp8:         // MXFP8 activations: not emulated
+    case QuantScheme::kMxfp4Fp8Attn:  // FP8 attention inputs, MXFP4 elsewhere: not emulated
       break;
   }
   fail(

@@ -1,6 +1,8 @@
-// Stored tensors → WeightViews for BF16, block FP8, channel FP8, MXFP4 and NVFP4 layouts.
+// Stored tensors → WeightViews for every LinearLayout (BF16, block / channel / Quark FP8, MXFP4,
+// MXFP8, NVFP4).
 #include "model/weight_loader.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -85,6 +87,7 @@ std::vector<float> WeightLoader::vector(const TensorSpec& spec) {
 WeightView WeightLoader::linear(const TensorSpec& spec) {
   const std::vector<StoredTensor> stored = stored_tensors(spec, quant_);
   if (stored.size() == 1) return matrix(spec);  // unquantized under this scheme's ignore rules
+  const LinearLayout layout = quant_.layout_of(spec.name);
   const int64_t out = spec.shape[0], in = spec.shape[1];
   WeightView w;
   w.rows = out;
@@ -92,27 +95,54 @@ WeightView WeightLoader::linear(const TensorSpec& spec) {
   TensorRef weight = expect(stored[0].name, {stored[0].dtype}, stored[0].shape);
   w.data = weight.data().data();
   const std::string& scale_name = stored[1].name;
-  switch (quant_.scheme) {
-    case QuantScheme::kNone:
+  // A stored activation scale (static FP8 inputs) must be there; the forward pass computes in
+  // f32 and does not read it.
+  for (size_t i = 2; i < stored.size(); ++i)
+    if (layout != LinearLayout::kNvfp4) expect(stored[i].name, {DType::kF32}, stored[i].shape);
+  switch (layout) {
+    case LinearLayout::kBf16:
       break;
-    case QuantScheme::kFp8Block:
+    case LinearLayout::kFp8Block:
       w.format = WeightFormat::kFp8Block;
       w.block_rows = quant_.block_n;
       w.block_cols = quant_.block_k;
       w.scales = f32_values(expect(scale_name, {DType::kF32, DType::kBF16}, stored[1].shape));
       return w;
-    case QuantScheme::kFp8Channel:
+    case LinearLayout::kFp8Channel:
+    case LinearLayout::kQuarkFp8Channel:
       w.format = WeightFormat::kFp8Channel;
       w.scales =
           f32_values(expect(scale_name, {DType::kF32, DType::kBF16, DType::kF16}, stored[1].shape));
       return w;
-    case QuantScheme::kMxfp4: {
+    case LinearLayout::kQuarkFp8Tensor: {
+      // One scale for the whole matrix, written [] or [1]: repeated per row (out floats) so the
+      // per-channel kernels take it.
+      TensorRef scale = store_.at(scale_name);
+      if (numel(scale.info->shape) != 1 || scale.info->shape.size() > 1)
+        fail("{}: tensor '{}' has shape {}, expected [] (one per-tensor scale)", scale.file->path(),
+             scale_name, shape_string(scale.info->shape));
+      expect(scale_name, {DType::kF32, DType::kBF16, DType::kF16}, scale.info->shape);
+      const float value = read_as_float(scale)[0];
+      auto* rows = reinterpret_cast<float*>(own(static_cast<size_t>(out) * sizeof(float)));
+      std::fill(rows, rows + out, value);
+      w.format = WeightFormat::kFp8Channel;
+      w.scales = rows;
+      return w;
+    }
+    case LinearLayout::kMxfp4: {
       w.format = WeightFormat::kMxfp4;
       TensorRef scales = expect(scale_name, {DType::kU8}, stored[1].shape);
       w.scales = scales.data().data();
       return w;
     }
-    case QuantScheme::kNvfp4: {
+    case LinearLayout::kMxfp8: {
+      // E8M0 codes, stored U8 by MiniMax (F8_E8M0 is the same bytes).
+      w.format = WeightFormat::kMxfp8;
+      TensorRef scales = expect(scale_name, {DType::kU8, DType::kF8_E8M0}, stored[1].shape);
+      w.scales = scales.data().data();
+      return w;
+    }
+    case LinearLayout::kNvfp4: {
       w.format = WeightFormat::kNvfp4;
       TensorRef scales = expect(scale_name, {DType::kF8_E4M3}, stored[1].shape);
       w.scales = scales.data().data();
@@ -128,7 +158,7 @@ WeightView WeightLoader::linear(const TensorSpec& spec) {
       return w;
     }
   }
-  fail("tensor '{}': no loader for the {} layout", spec.name, quant_scheme_name(quant_.scheme));
+  fail("tensor '{}': no loader for the {} layout", spec.name, linear_layout_name(layout));
 }
 
 WeightView WeightLoader::decoded_bf16(const WeightView& w) {

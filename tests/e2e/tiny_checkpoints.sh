@@ -9,7 +9,7 @@ rm -rf "$WORK" && mkdir -p "$WORK"
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 for arch in m2 m3; do
-  for format in bf16 fp8-block fp8-channel mxfp4 nvfp4; do
+  for format in bf16 fp8-block fp8-channel mxfp4 nvfp4 mxfp8 mxfp4-fp8attn; do
     dir="$WORK/$arch-$format"
     "$MINIMAX" make-tiny --arch "$arch" --format "$format" --seed 7 --output "$dir" >/dev/null
     [[ -f "$dir/config.json" && -f "$dir/tokenizer.json" && -f "$dir/tokenizer_config.json" \
@@ -23,6 +23,13 @@ for arch in m2 m3; do
     grep -q '"ok": true' "$dir.inspect.json" || fail "$dir: inspect not ok"
   done
 done
+
+# inspect names how each role is stored: Quark MXFP4 with FP8 attention mixes two layouts.
+grep -q '"attention": "quark-fp8-channel"' "$WORK/m3-mxfp4-fp8attn.inspect.json" \
+  || fail "m3-mxfp4-fp8attn: attention layout not named"
+grep -q '"routed_expert": "mxfp4"' "$WORK/m3-mxfp4-fp8attn.inspect.json" \
+  || fail "m3-mxfp4-fp8attn: expert layout not named"
+grep -q '"shared_expert": "mxfp8"' "$WORK/m3-mxfp8.inspect.json" || fail "m3-mxfp8: layouts"
 
 # Same seed, same bytes; another seed, other weights.
 "$MINIMAX" make-tiny --arch m3 --seed 7 --output "$WORK/m3-again" >/dev/null

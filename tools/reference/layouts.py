@@ -1,7 +1,9 @@
-"""Decoding of every stored weight layout to float64, written from spec/formats.md: BF16, F16,
-F32, official block FP8 (weight_scale_inv per 128x128 tile, a multiplier), compressed-tensors
-channel FP8 (weight_scale [out, 1]), Quark MXFP4 (e2m1 pairs, low nibble first, e8m0 scale per
-32) and ModelOpt NVFP4 (e2m1, e4m3 scale per 16, f32 weight_scale_2)."""
+"""Decoding of every stored weight layout to float64, written from spec/formats.md and
+docs/checkpoint.md: BF16, F16, F32, official block FP8 (weight_scale_inv per 128x128 tile, a
+multiplier), official MXFP8 (e4m3 codes, U8 e8m0 weight_scale_inv per 32 inputs), compressed-tensors
+channel FP8 (weight_scale [out, 1]), Quark FP8 (weight_scale [out] per channel or [] per tensor),
+Quark MXFP4 (e2m1 pairs, low nibble first, e8m0 scale per 32) and ModelOpt NVFP4 (e2m1, e4m3
+scale per 16, f32 weight_scale_2)."""
 
 import numpy as np
 import torch
@@ -53,6 +55,10 @@ def decode_linear(tensors, weight_name, block_size=(128, 128)):
     """The float64 [out, in] matrix of a Linear weight in whatever layout its tensors show."""
     module = weight_name[: -len(".weight")]
     w = tensors[weight_name]
+    if module + ".weight_scale_inv" in tensors and tensors[module + ".weight_scale_inv"].dtype == "U8":
+        # MXFP8: e4m3 codes, e8m0 scale 2^(X-127) per 32 inputs
+        exps = tensors[module + ".weight_scale_inv"].raw.astype(np.float64) - 127.0
+        return E4M3[w.raw] * np.repeat(np.exp2(exps), 32, axis=1)
     if module + ".weight_scale_inv" in tensors:  # block FP8
         s = plain_to_f64(tensors[module + ".weight_scale_inv"])
         q = E4M3[w.raw]
@@ -60,7 +66,7 @@ def decode_linear(tensors, weight_name, block_size=(128, 128)):
         rows, cols = q.shape
         expanded = np.repeat(np.repeat(s, bn, axis=0), bk, axis=1)[:rows, :cols]
         return q * expanded
-    if w.dtype == "F8_E4M3":  # channel FP8
+    if w.dtype == "F8_E4M3":  # channel FP8 ([out, 1] or [out]), or per-tensor FP8 ([])
         s = plain_to_f64(tensors[module + ".weight_scale"]).reshape(-1, 1)
         return E4M3[w.raw] * s
     if w.dtype == "U8":

@@ -25,7 +25,7 @@ import minimax_reference  # noqa: E402
 from safetensors_io import fnv1a64_of_shards  # noqa: E402
 
 SEED = 7
-FORMATS = ["bf16", "fp8-block", "fp8-channel", "mxfp4", "nvfp4"]
+FORMATS = ["bf16", "fp8-block", "fp8-channel", "mxfp4", "nvfp4", "mxfp8", "mxfp4-fp8attn"]
 TOP_K = 8
 
 

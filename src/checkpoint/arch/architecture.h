@@ -49,6 +49,9 @@ struct ArchitectureRecord {
   // The `exclude` list AMD Quark's MXFP4 recipe writes for this architecture (spec/formats.md
   // §2.1), used when we write a Quark quantization_config.
   std::span<const std::string_view> quark_exclude;
+  // The `ignored_layers` of the MXFP8 quantization_config we write (MiniMaxAI/MiniMax-M3-MXFP8's
+  // list for M3; docs/checkpoint.md).
+  std::span<const std::string_view> mxfp8_ignored_layers;
 
   // Defaults of `minimax serve --reasoning-parser auto` / `--tool-call-parser auto`.
   std::string_view reasoning_parser;

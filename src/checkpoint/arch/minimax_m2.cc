@@ -8,6 +8,8 @@
 namespace minimax {
 namespace {
 
+// No MXFP8 release of M2 exists; ours mirrors M3's list (no vision modules).
+constexpr std::array<std::string_view, 2> kMxfp8Ignored = {"lm_head", "model.embed_tokens"};
 // Quark's minimax_m2 template.
 constexpr std::array<std::string_view, 3> kQuarkExclude = {"lm_head", "*block_sparse_moe.gate*",
                                                            "*self_attn*"};
@@ -62,6 +64,7 @@ const ArchitectureRecord& minimax_m2_record() {
       .layer_of_name = minimax_layer_of_name,
       .vision_modules = {},
       .quark_exclude = kQuarkExclude,
+      .mxfp8_ignored_layers = kMxfp8Ignored,
       .reasoning_parser = "minimax_m2",
       .tool_call_parser = "minimax_m2",
       .chat_template = "minimax_m2",

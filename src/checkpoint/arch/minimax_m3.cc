@@ -17,6 +17,12 @@ constexpr std::array<std::string_view, 9> kQuarkExclude = {
     "*patch_merge_mlp*", "*block_sparse_moe.gate", "*self_attn*",
     "*mlp.gate_proj",    "*mlp.up_proj",           "*mlp.down_proj"};
 
+// MiniMaxAI/MiniMax-M3-MXFP8's ignored_layers (docs/checkpoint.md). vLLM matches them as ModelOpt
+// exclude_modules (substrings too), so "lm_head" reaches language_model.lm_head; the router gate
+// is a plain Linear in every loader and stays F32 without being listed.
+constexpr std::array<std::string_view, 3> kMxfp8Ignored = {"lm_head", "model.embed_tokens",
+                                                           "vision_tower"};
+
 // A vision-language checkpoint: the language model's fields sit under text_config; a few
 // (tie_word_embeddings, token ids) may also appear at the top level.
 void parse_m3_config(const ConfigFields& top, ModelConfig& c) {
@@ -63,6 +69,7 @@ const ArchitectureRecord& minimax_m3_record() {
       .layer_of_name = minimax_layer_of_name,
       .vision_modules = kVisionModules,
       .quark_exclude = kQuarkExclude,
+      .mxfp8_ignored_layers = kMxfp8Ignored,
       .reasoning_parser = "minimax_m3",
       .tool_call_parser = "minimax_m3",
       .chat_template = "minimax_m3",

@@ -74,8 +74,8 @@ void check_call(const WeightView& w, const float* x, int64_t tokens, const float
   if (scaled && w.scales == nullptr) fail("cpu_linear: {} weight has no scales", f);
   if (w.format == WeightFormat::kFp8Block && (w.block_rows <= 0 || w.block_cols <= 0))
     fail("cpu_linear: fp8-block tile {}x{} is not positive", w.block_rows, w.block_cols);
-  if (w.format == WeightFormat::kMxfp4 && w.cols % 32 != 0)
-    fail("cpu_linear: mxfp4 input width {} is not a multiple of 32", w.cols);
+  if ((w.format == WeightFormat::kMxfp4 || w.format == WeightFormat::kMxfp8) && w.cols % 32 != 0)
+    fail("cpu_linear: {} input width {} is not a multiple of 32", f, w.cols);
   if (w.format == WeightFormat::kNvfp4 && w.cols % 16 != 0)
     fail("cpu_linear: nvfp4 input width {} is not a multiple of 16", w.cols);
   if (tokens < 0) fail("cpu_linear: tokens = {} is negative", tokens);
@@ -101,6 +101,7 @@ RowKernel select_kernel(const WeightView& w, const CpuLinearOptions& options) {
         break;
       case WeightFormat::kFp8Block:
       case WeightFormat::kFp8Channel:
+      case WeightFormat::kMxfp8:
         k = cpu_linear_detail::fp8_kernel(options.isa, w);
         break;
       case WeightFormat::kMxfp4:

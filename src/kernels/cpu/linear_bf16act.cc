@@ -170,6 +170,8 @@ RowKernel bf16x_kernel(const WeightView& w) {
       return bf16x<Mxfp4Bf16x>(fp4_order_bf16x());
     case WeightFormat::kNvfp4:
       return bf16x<Nvfp4Bf16x>(fp4_order_bf16x());
+    case WeightFormat::kMxfp8:
+      return {};  // no vdpbf16ps kernel yet: the f32-activation one
   }
   return {};
 }

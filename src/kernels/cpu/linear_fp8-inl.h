@@ -61,5 +61,18 @@ struct Fp8Scales {
   float channel(int64_t row) const { return load_f32(scales, row); }
 };
 
+// The e8m0 scale bytes of an MX row (kMxfp8: one per 32 columns) and their values.
+struct MxScales {
+  const uint8_t* scales;
+  int64_t stride;     // bytes from one row of scales to the next
+  const float* e8m0;  // code -> 2^(code - 127), 0xFF -> NaN
+  explicit MxScales(const WeightView& w)
+      : scales(static_cast<const uint8_t*>(w.scales)),
+        stride(weight_scale_stride(w)),
+        e8m0(decode_tables().e8m0) {}
+  const uint8_t* row(int64_t r) const { return scales + r * stride; }
+  float value(uint8_t code) const { return e8m0[code]; }
+};
+
 }  // namespace
 }  // namespace minimax::cpu_linear_detail

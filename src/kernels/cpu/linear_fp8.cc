@@ -1,4 +1,5 @@
-// e4m3fn weights with a scale per row (kFp8Channel) or per tile (kFp8Block), f32 activations.
+// e4m3fn weights with a scale per row (kFp8Channel), per tile (kFp8Block) or an e8m0 scale per 32
+// columns (kMxfp8), f32 activations: one decode of the codes, three ways to find the scales.
 // AVX-512: two vpermt2b lookups turn 64 codes into the low and high bytes of their bf16 values
 // (exact for every code, NaN included), unpacking interleaves them into bf16 pairs, and a shift or
 // a mask makes f32 of each half. AVX2: a code shifted into an f16 bit pattern is the value times
@@ -31,18 +32,23 @@ inline const uint16_t* avx512_order() {
   return order.data();
 }
 
-template <bool kBlock>
+// Where an FP8 row's scales come from.
+enum class Fp8Scaling { kChannel, kTile, kMx };
+
+template <Fp8Scaling kScaling>
 struct Fp8Avx512 {
-  static constexpr int kChunkCols = 64, kVectors = 4, kGroups = kBlock ? 1 : 0;
+  static constexpr int kChunkCols = 64, kVectors = 4;
+  static constexpr int kGroups = kScaling == Fp8Scaling::kChannel ? 0 : 1;
   static constexpr bool kBf16X = false;
   using Vec = __m512;
   const uint8_t* data;
   int64_t row_bytes;  // bytes from one row to the next
   Fp8Scales scales;
+  MxScales mx;
   E4m3Tables512 tables;
 
   MINIMAX_AVX512 explicit Fp8Avx512(const WeightView& w)
-      : data(w.data), row_bytes(weight_data_stride(w)), scales(w) {}
+      : data(w.data), row_bytes(weight_data_stride(w)), scales(w), mx(w) {}
   template <bool kTail>
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
                                                  __m512* w) const {
@@ -59,24 +65,36 @@ struct Fp8Avx512 {
     w[3] = _mm512_castsi512_ps(_mm512_and_si512(pairs[1], high_half));
   }
   static constexpr int group(int) { return 0; }
+  // kTile: the chunk's tile. kMx: dwords 0-7 of every vector hold columns of the chunk's first
+  // 32-column block, dwords 8-15 of its second (avx512_order); a tail of 32 has only the first.
   template <bool kTail>
-  MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void chunk_scales(int64_t row, int64_t c, int,
+  MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void chunk_scales(int64_t row, int64_t c, int valid,
                                                          __m512* s) const {
-    s[0] = _mm512_set1_ps(scales.tile(row, c * kChunkCols));
+    if constexpr (kScaling == Fp8Scaling::kMx) {
+      const uint8_t* codes = mx.row(row) + c * 2;
+      const float second = !kTail || valid > 32 ? mx.value(codes[1]) : 0.0f;
+      s[0] = _mm512_insertf32x8(_mm512_set1_ps(mx.value(codes[0])), _mm256_set1_ps(second), 1);
+    } else {
+      s[0] = _mm512_set1_ps(scales.tile(row, c * kChunkCols));
+    }
   }
-  float row_scale(int64_t row) const { return kBlock ? 1.0f : scales.channel(row); }
+  float row_scale(int64_t row) const {
+    return kScaling == Fp8Scaling::kChannel ? scales.channel(row) : 1.0f;
+  }
 };
 
-template <bool kBlock>
+template <Fp8Scaling kScaling>
 struct Fp8Avx2 {
-  static constexpr int kChunkCols = 16, kVectors = 2, kGroups = kBlock ? 1 : 0;
+  static constexpr int kChunkCols = 16, kVectors = 2;
+  static constexpr int kGroups = kScaling == Fp8Scaling::kChannel ? 0 : 1;
   static constexpr float kF16Bias = 256.0f;  // f16 pattern value = e4m3 value · 2^-8
   const uint8_t* data;
   int64_t row_bytes;  // bytes from one row to the next
   Fp8Scales scales;
+  MxScales mx;
 
   MINIMAX_AVX2 explicit Fp8Avx2(const WeightView& w)
-      : data(w.data), row_bytes(weight_data_stride(w)), scales(w) {}
+      : data(w.data), row_bytes(weight_data_stride(w)), scales(w), mx(w) {}
   template <bool kTail>
   MINIMAX_AVX2 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid, __m256* w) const {
     const uint8_t* p = data + row * row_bytes + c * 16;
@@ -100,12 +118,28 @@ struct Fp8Avx2 {
     w[1] = _mm256_cvtph_ps(_mm256_extracti128_si256(h, 1));
   }
   static constexpr int group(int) { return 0; }
+  // A 16-column chunk lies inside one tile or one 32-column MX block. The MX scale is applied
+  // as it is and the 2^8 per row, so a large e8m0 scale times 2^8 cannot overflow.
   template <bool kTail>
   MINIMAX_AVX2 MINIMAX_ALWAYS_INLINE void chunk_scales(int64_t row, int64_t c, int,
                                                        __m256* s) const {
-    s[0] = _mm256_set1_ps(scales.tile(row, c * kChunkCols) * kF16Bias);
+    if constexpr (kScaling == Fp8Scaling::kMx) {
+      s[0] = _mm256_set1_ps(mx.value(mx.row(row)[c / 2]));
+    } else {
+      s[0] = _mm256_set1_ps(scales.tile(row, c * kChunkCols) * kF16Bias);
+    }
   }
-  float row_scale(int64_t row) const { return kBlock ? 1.0f : scales.channel(row) * kF16Bias; }
+  float row_scale(int64_t row) const {
+    switch (kScaling) {
+      case Fp8Scaling::kChannel:
+        return scales.channel(row) * kF16Bias;
+      case Fp8Scaling::kTile:
+        return 1.0f;
+      case Fp8Scaling::kMx:
+        return kF16Bias;
+    }
+    return 1.0f;
+  }
 };
 
 }  // namespace
@@ -114,14 +148,20 @@ RowKernel fp8_kernel(CpuIsa isa, const WeightView& w) {
   const bool block = w.format == WeightFormat::kFp8Block;
   RowKernel k;
   if (isa == CpuIsa::kAvx512) {
+    using F = Fp8Scaling;
     // A chunk must not straddle two tiles; the published tile is 128 columns.
-    if (block && w.block_cols % Fp8Avx512<true>::kChunkCols != 0) return k;
-    k.run = block ? rows512<Fp8Avx512<true>> : rows512<Fp8Avx512<false>>;
+    if (block && w.block_cols % Fp8Avx512<F::kTile>::kChunkCols != 0) return k;
+    k.run = block                              ? rows512<Fp8Avx512<F::kTile>>
+            : w.format == WeightFormat::kMxfp8 ? rows512<Fp8Avx512<F::kMx>>
+                                               : rows512<Fp8Avx512<F::kChannel>>;
     k.chunk_cols = 64;
     k.order = avx512_order();
   } else if (isa == CpuIsa::kAvx2) {
-    if (block && w.block_cols % Fp8Avx2<true>::kChunkCols != 0) return k;
-    k.run = block ? rows256<Fp8Avx2<true>> : rows256<Fp8Avx2<false>>;
+    using F = Fp8Scaling;
+    if (block && w.block_cols % Fp8Avx2<F::kTile>::kChunkCols != 0) return k;
+    k.run = block                              ? rows256<Fp8Avx2<F::kTile>>
+            : w.format == WeightFormat::kMxfp8 ? rows256<Fp8Avx2<F::kMx>>
+                                               : rows256<Fp8Avx2<F::kChannel>>;
     k.chunk_cols = 16;
   }
   return k;

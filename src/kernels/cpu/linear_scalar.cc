@@ -51,6 +51,12 @@ void dequantize_row(const WeightView& w, int64_t row, float* out) {
       }
       return;
     }
+    case WeightFormat::kMxfp8: {
+      const uint8_t* p = row_data;
+      const uint8_t* scales = static_cast<const uint8_t*>(w.scales) + row * scale_stride;
+      for (int64_t c = 0; c < n; ++c) out[c] = tab.e4m3[p[c]] * tab.e8m0[scales[c / 32]];
+      return;
+    }
     case WeightFormat::kMxfp4: {
       const uint8_t* p = row_data;
       const uint8_t* scales = static_cast<const uint8_t*>(w.scales) + row * scale_stride;

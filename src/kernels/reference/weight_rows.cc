@@ -36,8 +36,9 @@ void check_weight_view(const WeightView& w, const char* what) {
     fail("{}: {} weight has no scales", what, weight_format_name(w.format));
   if (w.format == WeightFormat::kFp8Block && (w.block_rows <= 0 || w.block_cols <= 0))
     fail("{}: fp8-block tile {}x{} is not positive", what, w.block_rows, w.block_cols);
-  if (w.format == WeightFormat::kMxfp4 && w.cols % 32 != 0)
-    fail("{}: mxfp4 input width {} is not a multiple of 32", what, w.cols);
+  if ((w.format == WeightFormat::kMxfp4 || w.format == WeightFormat::kMxfp8) && w.cols % 32 != 0)
+    fail("{}: {} input width {} is not a multiple of 32", what, weight_format_name(w.format),
+         w.cols);
   if (w.format == WeightFormat::kNvfp4 && w.cols % 16 != 0)
     fail("{}: nvfp4 input width {} is not a multiple of 16", what, w.cols);
 }
@@ -77,6 +78,12 @@ void decode_row(const WeightView& w, int64_t row, double* out) {
         const uint8_t nibble = (c % 2 == 0) ? (data[c / 2] & 0x0F) : (data[c / 2] >> 4);
         out[c] = e2m1_to_f64(nibble) * e8m0_to_f64(scales[c / 32]);
       }
+      return;
+    }
+    case WeightFormat::kMxfp8: {
+      const auto& table = e4m3fn_table();
+      const uint8_t* scales = static_cast<const uint8_t*>(w.scales) + row * scale_stride;
+      for (int64_t c = 0; c < n; ++c) out[c] = table[data[c]] * e8m0_to_f64(scales[c / 32]);
       return;
     }
     case WeightFormat::kNvfp4: {

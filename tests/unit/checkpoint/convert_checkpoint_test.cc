@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -36,14 +37,14 @@ class ConvertCheckpointTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(root_); }
 
   // A tiny MXFP4 checkpoint (2 shards) made the way make-tiny does: BF16, then quantize.
-  std::string make_mxfp4(Arch arch) {
+  std::string make_mxfp4(Arch arch, QuantScheme scheme = QuantScheme::kMxfp4) {
     const std::string name = arch == Arch::kM2 ? "m2" : "m3";
     const std::string bf16 = (root_ / (name + "_bf16")).string();
     fs::create_directories(bf16);
     write_tiny_weights(parse_model_config(tiny_config_json(arch, 256), "tiny"), bf16, 3);
     write_file_atomic(bf16 + "/tokenizer.json", "{\"tiny\": true}\n");
-    const std::string mx = (root_ / (name + "_mxfp4")).string();
-    quantize_checkpoint({bf16, mx, QuantScheme::kMxfp4, false});
+    const std::string mx = (root_ / (name + "_" + std::string(quant_scheme_name(scheme)))).string();
+    quantize_checkpoint({bf16, mx, scheme, false});
     return mx;
   }
 
@@ -160,6 +161,58 @@ TEST_F(ConvertCheckpointTest, M3SharedExpertsBecomeBf16) {
   const ValidateReport report = validate_conversion({src, out("m3_fp8"), 2, 2});
   EXPECT_TRUE(report.ok()) << format_validate_report(report);
   EXPECT_EQ(report.bf16_weights, s.bf16_weights);
+}
+
+// AMD's MXFP4 with FP8 attention: the experts become FP8, the FP8 attention (and index branch)
+// is copied byte for byte with its F32 [out] scale declared [out, 1], the output config reads it
+// as FP8, and validate agrees.
+TEST_F(ConvertCheckpointTest, Fp8AttentionIsCopiedAndTheConfigSaysSo) {
+  const std::string src = make_mxfp4(Arch::kM3, QuantScheme::kMxfp4Fp8Attn);
+  const ModelConfig model = load_model_config(src);
+  const ConvertSummary s = convert_checkpoint(options(src, out("m3_fp8")));
+  size_t sparse = 0;
+  for (int l = 0; l < model.num_layers; ++l) sparse += model.is_sparse_layer(l) ? 1 : 0;
+  ASSERT_GT(sparse, 0u);
+  EXPECT_EQ(s.fp8_copied, static_cast<size_t>(model.num_layers) * 4 + sparse * 2);
+  EXPECT_EQ(s.fp8_weights, static_cast<size_t>(model.num_moe_layers()) * model.num_experts * 3);
+
+  const QuantConfig written = load_quant_config(out("m3_fp8"));
+  EXPECT_EQ(written.scheme, QuantScheme::kFp8Channel);
+  const std::string q = model.tensor_prefix + "layers.3.self_attn.q_proj";
+  const std::string index_k = model.tensor_prefix + "layers.3.self_attn.index_k_proj";
+  EXPECT_EQ(written.layout_of(q), LinearLayout::kFp8Channel);
+  EXPECT_EQ(written.layout_of(index_k), LinearLayout::kFp8Channel);
+  EXPECT_EQ(written.layout_of(model.tensor_prefix + "layers.0.mlp.up_proj"), LinearLayout::kBf16);
+  TensorStore source(src), converted(out("m3_fp8"));
+  for (const std::string& m : {q, index_k}) {
+    TensorRef sw = source.at(m + ".weight"), cw = converted.at(m + ".weight");
+    TensorRef ss = source.at(m + ".weight_scale"), cs = converted.at(m + ".weight_scale");
+    EXPECT_EQ(cw.info->dtype, DType::kF8_E4M3);
+    EXPECT_TRUE(std::ranges::equal(sw.data(), cw.data())) << m;
+    EXPECT_EQ(ss.info->shape, (std::vector<int64_t>{sw.info->shape[0]}));
+    EXPECT_EQ(cs.info->shape, (std::vector<int64_t>{sw.info->shape[0], 1}));
+    EXPECT_TRUE(std::ranges::equal(ss.data(), cs.data())) << m;
+  }
+  const ValidateReport report = validate_conversion({src, out("m3_fp8"), 0, 2});
+  EXPECT_TRUE(report.ok()) << format_validate_report(report);
+
+  // validate sees a changed byte of a copied FP8 scale.
+  patch_tensor_byte(out("m3_fp8"), q + ".weight_scale", 1,
+                    tensor_byte(src, q + ".weight_scale", 1) ^ 1);
+  const ValidateReport changed = validate_conversion({src, out("m3_fp8"), 0, 2});
+  EXPECT_FALSE(changed.ok());
+  EXPECT_NE(format_validate_report(changed).find(q + ".weight_scale: bytes differ"),
+            std::string::npos)
+      << format_validate_report(changed);
+
+  // Gaudi 2 cannot take the copied codes as they are.
+  try {
+    convert_checkpoint(options(src, out("g2"), Fp8Target::kGaudi2));
+    ADD_FAILURE() << "converted FP8 attention for Gaudi 2";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("Gaudi 2's 240"), std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(fs::exists(out("g2")));
 }
 
 TEST_F(ConvertCheckpointTest, ResumeKeepsFinishedShardsAndIsByteIdentical) {

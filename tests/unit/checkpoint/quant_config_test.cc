@@ -1,4 +1,4 @@
-// Quantization detection for the five layouts from realistic configs, and the configs we write.
+// Quantization detection for every layout from realistic configs, and the configs we write.
 #include "checkpoint/quant_config.h"
 
 #include <gmock/gmock.h>
@@ -46,8 +46,127 @@ TEST(QuantConfigTest, SchemeNames) {
   EXPECT_EQ(quant_scheme_name(QuantScheme::kFp8Channel), "fp8-channel");
   EXPECT_EQ(quant_scheme_name(QuantScheme::kMxfp4), "mxfp4");
   EXPECT_EQ(quant_scheme_name(QuantScheme::kNvfp4), "nvfp4");
+  EXPECT_EQ(quant_scheme_name(QuantScheme::kMxfp8), "mxfp8");
+  EXPECT_EQ(quant_scheme_name(QuantScheme::kMxfp4Fp8Attn), "mxfp4-fp8attn");
   EXPECT_EQ(parse_quant_scheme_name("nvfp4"), QuantScheme::kNvfp4);
+  EXPECT_EQ(parse_quant_scheme_name("mxfp4-fp8attn"), QuantScheme::kMxfp4Fp8Attn);
   EXPECT_EQ(parse_quant_scheme_name("fp4"), std::nullopt);
+  for (QuantScheme s : all_quant_schemes())
+    EXPECT_EQ(parse_quant_scheme_name(quant_scheme_name(s)), s);
+  EXPECT_EQ(linear_layout_name(LinearLayout::kQuarkFp8Channel), "quark-fp8-channel");
+  EXPECT_EQ(linear_layout_name(LinearLayout::kMxfp8), "mxfp8");
+}
+
+// MiniMaxAI/MiniMax-M3-MXFP8's quantization_config as published (docs/checkpoint.md).
+json m3_mxfp8_config() {
+  json config = fixture("m3_bf16");
+  config["quantization_config"] = {
+      {"quant_method", "mxfp8"},
+      {"activation_scheme", "dynamic"},
+      {"weight_block_size", {1, 32}},
+      {"ignored_layers", {"lm_head", "model.embed_tokens", "vision_tower"}}};
+  return config;
+}
+
+TEST(QuantConfigTest, OfficialMxfp8) {
+  const QuantConfig q = detect_quantization(m3_mxfp8_config(), std::nullopt, "m3/config.json");
+  EXPECT_EQ(q.scheme, QuantScheme::kMxfp8);
+  EXPECT_EQ(q.group_size, 32);
+  EXPECT_TRUE(q.dynamic_activations);
+  const std::string p = "language_model.model.layers.";
+  for (const std::string m :
+       {"0.self_attn.q_proj", "3.self_attn.index_k_proj", "0.mlp.down_proj",
+        "3.block_sparse_moe.experts.7.w1", "3.block_sparse_moe.shared_experts.up_proj"})
+    EXPECT_EQ(q.layout_of(p + m), LinearLayout::kMxfp8) << m;
+  // ModelOpt-style matching (vLLM's reading): "lm_head" reaches language_model.lm_head.
+  EXPECT_EQ(q.layout_of("language_model.lm_head"), LinearLayout::kBf16);
+  EXPECT_EQ(q.layout_of("vision_tower.blocks.0.attn.qkv"), LinearLayout::kBf16);
+  // modules_to_not_convert stands in when ignored_layers is empty (vLLM's fallback).
+  json config = m3_mxfp8_config();
+  config["quantization_config"]["ignored_layers"] = json::array();
+  config["quantization_config"]["modules_to_not_convert"] = {"self_attn"};
+  const QuantConfig fallback = detect_quantization(config, std::nullopt, "m3/config.json");
+  EXPECT_EQ(fallback.layout_of(p + "0.self_attn.q_proj"), LinearLayout::kBf16);
+  EXPECT_EQ(fallback.layout_of("language_model.lm_head"), LinearLayout::kMxfp8);
+
+  auto error_with = [](const char* key, const json& value) {
+    json c = m3_mxfp8_config();
+    c["quantization_config"][key] = value;
+    return detect_error(c);
+  };
+  EXPECT_THAT(error_with("activation_scheme", "static"),
+              HasSubstr("field 'quantization_config.activation_scheme': 'static': MXFP8"));
+  EXPECT_THAT(error_with("weight_block_size", {1, 16}),
+              HasSubstr("field 'quantization_config.weight_block_size': MXFP8 blocks are 1x32"));
+  EXPECT_THAT(error_with("scale_fmt", "fp32"), HasSubstr("'quantization_config.scale_fmt'"));
+}
+
+// amd/MiniMax-M3-MXFP4's recipe with AMD's FP8 ("ptpc_fp8") attention override.
+json m3_fp8_attention_config(const json& weight_qscheme, bool static_input) {
+  json config = fixture("m3_mxfp4");
+  json& q = config["quantization_config"];
+  json exclude = json::array();
+  for (const json& e : q["exclude"])
+    if (e != "*self_attn*") exclude.push_back(e);
+  q["exclude"] = exclude;
+  q["layer_quant_config"] = {{"*self_attn*",
+                              {{"weight",
+                                {{"dtype", "fp8_e4m3"},
+                                 {"qscheme", weight_qscheme},
+                                 {"ch_axis", 0},
+                                 {"is_dynamic", false}}},
+                               {"input_tensors",
+                                {{"dtype", "fp8_e4m3"},
+                                 {"qscheme", static_input ? "per_tensor" : "per_channel"},
+                                 {"ch_axis", 1},
+                                 {"is_dynamic", !static_input}}},
+                               {"output_tensors", nullptr},
+                               {"bias", nullptr}}}};
+  return config;
+}
+
+TEST(QuantConfigTest, QuarkMxfp4WithFp8Attention) {
+  const QuantConfig q =
+      detect_quantization(m3_fp8_attention_config("per_channel", false), std::nullopt, "c.json");
+  EXPECT_EQ(q.scheme, QuantScheme::kMxfp4Fp8Attn);
+  ASSERT_EQ(q.fp8_layers.size(), 1u);
+  EXPECT_TRUE(q.fp8_layers[0].per_channel);
+  EXPECT_FALSE(q.fp8_layers[0].static_input);
+  const std::string p = "language_model.model.layers.";
+  EXPECT_EQ(q.layout_of(p + "0.self_attn.q_proj"), LinearLayout::kQuarkFp8Channel);
+  EXPECT_EQ(q.layout_of(p + "4.self_attn.o_proj.weight"), LinearLayout::kQuarkFp8Channel);
+  EXPECT_EQ(q.layout_of(p + "3.self_attn.index_q_proj"), LinearLayout::kQuarkFp8Channel);
+  EXPECT_EQ(q.layout_of(p + "3.block_sparse_moe.experts.0.w2"), LinearLayout::kMxfp4);
+  EXPECT_EQ(q.layout_of(p + "3.block_sparse_moe.shared_experts.gate_proj"), LinearLayout::kMxfp4);
+  EXPECT_EQ(q.layout_of(p + "0.mlp.gate_proj"), LinearLayout::kBf16);  // excluded
+  EXPECT_EQ(q.layout_of("language_model.lm_head"), LinearLayout::kBf16);
+
+  // Exclusion wins over the override, as vLLM checks it first.
+  json excluded = m3_fp8_attention_config("per_channel", false);
+  excluded["quantization_config"]["exclude"].push_back("*o_proj");
+  EXPECT_EQ(
+      detect_quantization(excluded, std::nullopt, "c.json").layout_of(p + "0.self_attn.o_proj"),
+      LinearLayout::kBf16);
+  // A key without '*' names one module exactly.
+  json exact = m3_fp8_attention_config("per_channel", false);
+  exact["quantization_config"]["layer_quant_config"] = {
+      {p + "1.self_attn.v_proj",
+       exact["quantization_config"]["layer_quant_config"]["*self_attn*"]}};
+  const QuantConfig one = detect_quantization(exact, std::nullopt, "c.json");
+  EXPECT_EQ(one.layout_of(p + "1.self_attn.v_proj"), LinearLayout::kQuarkFp8Channel);
+  EXPECT_EQ(one.layout_of(p + "11.self_attn.v_proj"), LinearLayout::kMxfp4);
+
+  const QuantConfig tensor =
+      detect_quantization(m3_fp8_attention_config("per_tensor", true), std::nullopt, "c.json");
+  EXPECT_EQ(tensor.layout_of(p + "0.self_attn.k_proj"), LinearLayout::kQuarkFp8Tensor);
+  EXPECT_TRUE(tensor.fp8_layers[0].static_input);
+
+  json bad = m3_fp8_attention_config("per_group", false);
+  EXPECT_THAT(detect_error(bad),
+              HasSubstr("layer_quant_config.*self_attn*.weight.qscheme': 'per_group'"));
+  bad = m3_fp8_attention_config("per_channel", false);
+  bad["quantization_config"]["layer_quant_config"]["*self_attn*"]["input_tensors"]["dtype"] = "fp4";
+  EXPECT_THAT(detect_error(bad), HasSubstr("input_tensors.dtype': FP8 weights need FP8"));
 }
 
 TEST(QuantConfigTest, Bf16) {
@@ -124,9 +243,9 @@ TEST(QuantConfigTest, FindsAQuantizationConfigUnderTextConfig) {
   config["text_config"]["quantization_config"] = config["quantization_config"];
   config.erase("quantization_config");
   EXPECT_EQ(detect_quantization(config, std::nullopt, "x").scheme, QuantScheme::kMxfp4);
-  config["text_config"]["quantization_config"]["quant_method"] = "mxfp8";
+  config["text_config"]["quantization_config"]["quant_method"] = "gptq";
   EXPECT_THAT(detect_error(config),
-              HasSubstr("field 'text_config.quantization_config.quant_method': 'mxfp8' is not"));
+              HasSubstr("field 'text_config.quantization_config.quant_method': 'gptq' is not"));
 }
 
 TEST(QuantConfigTest, ModelOptNvfp4BothFiles) {
@@ -214,7 +333,22 @@ TEST(QuantConfigTest, UnsupportedVariantsNameTheField) {
                   [](json& c) {
                     c["quantization_config"]["layer_quant_config"] = {{"*w2", json::object()}};
                   }),
-      HasSubstr("field 'quantization_config.layer_quant_config': per-layer overrides"));
+      HasSubstr("field 'quantization_config.layer_quant_config.*w2.weight': required but missing"));
+  EXPECT_THAT(
+      error_after("m2_mxfp4",
+                  [](json& c) {
+                    c["quantization_config"]["layer_quant_config"] = {
+                        {"*self_attn*", {{"weight", {{"dtype", "int8"}}}}}};
+                  }),
+      HasSubstr("field 'quantization_config.layer_quant_config.*self_attn*.weight.dtype': only FP8 "
+                "per-layer overrides"));
+  EXPECT_THAT(
+      error_after(
+          "m2_mxfp4",
+          [](json& c) {
+            c["quantization_config"]["layer_type_quant_config"] = {{"Linear", json::object()}};
+          }),
+      HasSubstr("field 'quantization_config.layer_type_quant_config': per-module-type overrides"));
   EXPECT_THAT(
       error_after("m2_nvfp4", [](json& c) { c["quantization_config"]["quant_algo"] = "fp8"; }),
       HasSubstr("field 'quantization_config.quant_algo': 'FP8' is not supported"));
@@ -258,6 +392,21 @@ TEST(QuantConfigTest, WrittenConfigsReadBack) {
       {QuantScheme::kMxfp4, &m3, {{R::kRoutedExpert, m3_experts}, {R::kSharedExpert, 57 * 3}}},
       {QuantScheme::kNvfp4, &m2, {{R::kRoutedExpert, m2_experts}}},
       {QuantScheme::kNvfp4, &m3, {{R::kRoutedExpert, m3_experts}, {R::kSharedExpert, 57 * 3}}},
+      {QuantScheme::kMxfp8, &m2, {{R::kAttention, 62 * 4}, {R::kRoutedExpert, m2_experts}}},
+      {QuantScheme::kMxfp8,
+       &m3,
+       {{R::kAttention, 60 * 4},
+        {R::kIndexBranch, 57 * 2},
+        {R::kDenseFfn, 3 * 3},
+        {R::kRoutedExpert, m3_experts},
+        {R::kSharedExpert, 57 * 3}}},
+      {QuantScheme::kMxfp4Fp8Attn, &m2, {{R::kAttention, 62 * 4}, {R::kRoutedExpert, m2_experts}}},
+      {QuantScheme::kMxfp4Fp8Attn,
+       &m3,
+       {{R::kAttention, 60 * 4},
+        {R::kIndexBranch, 57 * 2},
+        {R::kRoutedExpert, m3_experts},
+        {R::kSharedExpert, 57 * 3}}},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(std::string(quant_scheme_name(c.scheme)) + " " +
@@ -269,6 +418,12 @@ TEST(QuantConfigTest, WrittenConfigsReadBack) {
     EXPECT_EQ(quantized_by_role(*c.model, q), c.quantized);
     if (c.model->arch == Arch::kM3) {
       EXPECT_FALSE(q.is_quantized("vision_tower.blocks.0.mlp.fc1"));
+    }
+    if (c.scheme == QuantScheme::kMxfp4Fp8Attn) {  // attention FP8, experts MXFP4
+      EXPECT_EQ(q.layout_of(c.model->tensor_prefix + "layers.1.self_attn.o_proj"),
+                LinearLayout::kQuarkFp8Channel);
+      EXPECT_EQ(q.layout_of(c.model->tensor_prefix + "layers.3.block_sparse_moe.experts.1.w3"),
+                LinearLayout::kMxfp4);
     }
   }
   EXPECT_TRUE(quantization_config_json(QuantScheme::kNone, m2).is_null());

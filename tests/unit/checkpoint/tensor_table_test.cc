@@ -255,9 +255,38 @@ TEST_F(TensorTableTest, StoredTensorsPerScheme) {
                                  {e + "w1.weight_scale_2", D::kF32, {}},
                                  {e + "w1.input_scale", D::kF32, {}}}));
 
+  // MXFP8: e4m3 codes and U8 e8m0 codes per 32 inputs under weight_scale_inv.
+  QuantConfig mxfp8 = quant_of(QuantScheme::kMxfp8, *m2_);
+  EXPECT_EQ(stored(q_proj, mxfp8),
+            (std::vector<Stored>{
+                {q_proj.name, D::kF8_E4M3, {6144, 3072}},
+                {"model.layers.0.self_attn.q_proj.weight_scale_inv", D::kU8, {6144, 96}}}));
+  EXPECT_EQ(stored(w2, mxfp8),
+            (std::vector<Stored>{{w2.name, D::kF8_E4M3, {3072, 1536}},
+                                 {e + "w2.weight_scale_inv", D::kU8, {3072, 48}}}));
+
+  // Quark MXFP4 with FP8 attention: a per-channel F32 scale [out] beside the e4m3 codes.
+  QuantConfig fp8_attention = quant_of(QuantScheme::kMxfp4Fp8Attn, *m2_);
+  EXPECT_EQ(
+      stored(q_proj, fp8_attention),
+      (std::vector<Stored>{{q_proj.name, D::kF8_E4M3, {6144, 3072}},
+                           {"model.layers.0.self_attn.q_proj.weight_scale", D::kF32, {6144}}}));
+  EXPECT_EQ(stored(w1, fp8_attention), stored(w1, mxfp4));
+  // Per tensor with static inputs: one F32 scale and the calibrated input_scale.
+  json per_tensor = fp8_attention.raw;
+  per_tensor["layer_quant_config"]["*self_attn*"]["weight"]["qscheme"] = "per_tensor";
+  per_tensor["layer_quant_config"]["*self_attn*"]["input_tensors"]["qscheme"] = "per_tensor";
+  per_tensor["layer_quant_config"]["*self_attn*"]["input_tensors"]["is_dynamic"] = false;
+  json config = m2_->raw;
+  config["quantization_config"] = per_tensor;
+  EXPECT_EQ(stored(q_proj, detect_quantization(config, std::nullopt, "x/config.json")),
+            (std::vector<Stored>{{q_proj.name, D::kF8_E4M3, {6144, 3072}},
+                                 {"model.layers.0.self_attn.q_proj.weight_scale", D::kF32, {}},
+                                 {"model.layers.0.self_attn.q_proj.input_scale", D::kF32, {}}}));
+
   // Unquantized tensors in their release dtype, whatever the scheme.
   QuantConfig none;
-  for (const QuantConfig* q : {&none, &fp8, &channel, &mxfp4, &nvfp4}) {
+  for (const QuantConfig* q : {&none, &fp8, &channel, &mxfp4, &nvfp4, &mxfp8, &fp8_attention}) {
     EXPECT_EQ(stored(find(t, "model.layers.1.block_sparse_moe.gate.weight"), *q)[0].dtype, D::kF32);
     EXPECT_EQ(
         stored(find(t, "model.layers.1.block_sparse_moe.e_score_correction_bias"), *q)[0].dtype,

@@ -15,30 +15,30 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Case {
-  QuantScheme scheme;
-  std::vector<StoredTensor> stored;
-  double max_relative_error;  // of |decoded - source| / max|source in the row|
-};
-
-std::vector<StoredTensor> layout(QuantScheme scheme, int64_t rows, int64_t cols) {
+std::vector<StoredTensor> layout(LinearLayout layout, int64_t rows, int64_t cols) {
   const std::string m = "layer.w";
-  switch (scheme) {
-    case QuantScheme::kFp8Block:
-      return {{m + ".weight", DType::kF8_E4M3, {rows, cols}},
+  const StoredTensor codes{m + ".weight", DType::kF8_E4M3, {rows, cols}};
+  switch (layout) {
+    case LinearLayout::kFp8Block:
+      return {codes,
               {m + ".weight_scale_inv", DType::kF32, {(rows + 127) / 128, (cols + 127) / 128}}};
-    case QuantScheme::kFp8Channel:
-      return {{m + ".weight", DType::kF8_E4M3, {rows, cols}},
-              {m + ".weight_scale", DType::kF32, {rows, 1}}};
-    case QuantScheme::kMxfp4:
+    case LinearLayout::kFp8Channel:
+      return {codes, {m + ".weight_scale", DType::kF32, {rows, 1}}};
+    case LinearLayout::kQuarkFp8Channel:
+      return {codes, {m + ".weight_scale", DType::kF32, {rows}}};
+    case LinearLayout::kQuarkFp8Tensor:
+      return {codes, {m + ".weight_scale", DType::kF32, {}}, {m + ".input_scale", DType::kF32, {}}};
+    case LinearLayout::kMxfp4:
       return {{m + ".weight", DType::kU8, {rows, cols / 2}},
               {m + ".weight_scale", DType::kU8, {rows, cols / 32}}};
-    case QuantScheme::kNvfp4:
+    case LinearLayout::kMxfp8:
+      return {codes, {m + ".weight_scale_inv", DType::kU8, {rows, cols / 32}}};
+    case LinearLayout::kNvfp4:
       return {{m + ".weight", DType::kU8, {rows, cols / 2}},
               {m + ".weight_scale", DType::kF8_E4M3, {rows, cols / 16}},
               {m + ".weight_scale_2", DType::kF32, {}},
               {m + ".input_scale", DType::kF32, {}}};
-    case QuantScheme::kNone:
+    case LinearLayout::kBf16:
       break;
   }
   return {};
@@ -49,19 +49,25 @@ TEST(WeightCodec, EveryLayoutDecodesBackWithinItsRoundingBound) {
   std::vector<float> w(rows * cols);
   NormalStream rng(3, "w");
   for (auto& v : w) v = static_cast<float>(rng.next());
-  // FP8 e4m3 keeps 3 mantissa bits (relative step 2^-3, half-step 2^-4 of the value's binade);
+  // FP8 e4m3 keeps 3 mantissa bits (relative step 2^-3, half-step 2^-4 of the value's binade;
+  // MXFP8's power-of-two block scale keeps the block top at 224..448, the same relative step);
   // MXFP4: grid step 0.5 under a block top of 4..8, where 6..8 saturates to 6 (at most 1/4 of
   // the block max); NVFP4: half an e2m1 step of the scaled block plus the e4m3 scale rounding.
-  const std::vector<std::pair<QuantScheme, double>> cases = {{QuantScheme::kFp8Block, 1.0 / 16},
-                                                             {QuantScheme::kFp8Channel, 1.0 / 16},
-                                                             {QuantScheme::kMxfp4, 0.26},
-                                                             {QuantScheme::kNvfp4, 0.2}};
+  const std::vector<std::pair<LinearLayout, double>> cases = {
+      {LinearLayout::kFp8Block, 1.0 / 16},
+      {LinearLayout::kFp8Channel, 1.0 / 16},
+      {LinearLayout::kQuarkFp8Channel, 1.0 / 16},
+      {LinearLayout::kQuarkFp8Tensor, 1.0 / 16},
+      {LinearLayout::kMxfp8, 1.0 / 16},
+      {LinearLayout::kMxfp4, 0.26},
+      {LinearLayout::kNvfp4, 0.2}};
   const fs::path dir = fs::temp_directory_path() / ("minimax_codec_" + std::to_string(::getpid()));
   for (auto [scheme, bound] : cases) {
     fs::remove_all(dir);
     fs::create_directories(dir);
     auto stored = layout(scheme, rows, cols);
     auto encoded = encode_weight(w, rows, cols, scheme, stored);
+    ASSERT_FALSE(stored.empty());
     ASSERT_EQ(encoded.size(), stored.size());
     std::vector<TensorDecl> decls;
     for (const auto& s : stored) decls.push_back({s.name, s.dtype, s.shape});
@@ -87,8 +93,8 @@ TEST(WeightCodec, EveryLayoutDecodesBackWithinItsRoundingBound) {
         total_error += e;
       }
     }
-    EXPECT_LE(worst, bound) << quant_scheme_name(scheme);
-    EXPECT_GT(total_error, 0.0) << quant_scheme_name(scheme) << " lost nothing: not quantized?";
+    EXPECT_LE(worst, bound) << linear_layout_name(scheme);
+    EXPECT_GT(total_error, 0.0) << linear_layout_name(scheme) << " lost nothing: not quantized?";
   }
   fs::remove_all(dir);
 }

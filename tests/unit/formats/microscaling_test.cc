@@ -1,5 +1,5 @@
-// Tests of the MXFP4 and NVFP4 block codecs: the decode vectors of spec/formats.md §8.1, nibble
-// order, scale choice, exact round trips on grid data and error bounds on random data.
+// Tests of the MXFP4, MXFP8 and NVFP4 block codecs: the decode vectors of spec/formats.md §8.1,
+// nibble order, scale choice, exact round trips on grid data and error bounds on random data.
 #include "formats/microscaling.h"
 
 #include <gtest/gtest.h>
@@ -296,6 +296,69 @@ TEST(Nvfp4, ZeroBlocksTinyBlocksAndBadInput) {
   std::vector<uint8_t> bytes(12), scales(2);
   EXPECT_THROW(nvfp4_encode_row(row.data(), 24, 1.0f, bytes.data(), scales.data()), Error);
   EXPECT_THROW(nvfp4_decode_row(bytes.data(), scales.data(), 1.0f, 24, row.data()), Error);
+}
+
+// ---- MXFP8 ----
+
+TEST(Mxfp8, ScaleIsTheSmallestPowerOfTwoThatNeedsNoSaturation) {
+  float block[32] = {};
+  uint8_t codes[32];
+  EXPECT_EQ(mxfp8_encode_block(block, codes), 127);  // all zero: scale 1
+  block[5] = 448.0f;                                 // exactly the e4m3 maximum: 2^0
+  EXPECT_EQ(mxfp8_encode_block(block, codes), 127);
+  EXPECT_EQ(codes[5], 0x7E);
+  block[5] = 449.0f;  // just above: 2^1, and 449 / 2 rounds to 224
+  EXPECT_EQ(mxfp8_encode_block(block, codes), 128);
+  EXPECT_EQ(codes[5], f64_to_fp8(224.0, Fp8Format::kE4M3FN));
+  block[5] = -3.5f;  // 3.5 / 448 = 2^-7: scale 2^-7, element -448
+  EXPECT_EQ(mxfp8_encode_block(block, codes), 120);
+  EXPECT_EQ(codes[5], 0xFE);
+  block[5] = 1e-39f;  // below 448 * 2^-127 (and a float subnormal): the scale clamps at 2^-127
+  EXPECT_EQ(mxfp8_encode_block(block, codes), 0);
+  block[5] = -0.0f;
+  block[6] = 1.0f;
+  mxfp8_encode_block(block, codes);
+  EXPECT_EQ(codes[5], 0x80);  // -0 kept
+  block[6] = std::numeric_limits<float>::infinity();
+  EXPECT_THROW(mxfp8_encode_block(block, codes), Error);
+}
+
+TEST(Mxfp8, GridDataRoundTripsExactlyAndRandomDataWithinHalfAStep) {
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<int> code(0, 255), exponent(-20, 10);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const int64_t n = 256;
+  std::vector<float> grid(n), random(n), back(n);
+  for (int64_t b = 0; b < n / 32; ++b) {
+    const double scale = std::ldexp(1.0, exponent(rng));
+    for (int i = 0; i < 32; ++i) {
+      int c = code(rng);
+      while ((c & 0x7F) == 0x7F) c = code(rng);  // no NaN codes
+      grid[b * 32 + i] =
+          static_cast<float>(fp8_to_f64(static_cast<uint8_t>(c), Fp8Format::kE4M3FN) * scale);
+    }
+    grid[b * 32] = static_cast<float>(448.0 * scale);  // the block top fixes the scale
+  }
+  std::vector<uint8_t> codes(n), scales(n / 32);
+  mxfp8_encode_row(grid.data(), n, codes.data(), scales.data());
+  mxfp8_decode_row(codes.data(), scales.data(), n, back.data());
+  for (int64_t i = 0; i < n; ++i) EXPECT_EQ(back[i], grid[i]) << i;
+
+  for (auto& v : random) v = normal(rng);
+  mxfp8_encode_row(random.data(), n, codes.data(), scales.data());
+  mxfp8_decode_row(codes.data(), scales.data(), n, back.data());
+  for (int64_t i = 0; i < n; ++i) {
+    // Half an e4m3 step at the value's binade (3 mantissa bits), or half the smallest subnormal.
+    const double scale = e8m0_to_f64(scales[i / 32]);
+    const double step =
+        std::max(std::ldexp(1.0, std::ilogb(std::fabs(random[i])) - 3), std::ldexp(scale, -9));
+    EXPECT_LE(std::fabs(back[i] - random[i]), step / 2 + 1e-12) << i;
+  }
+  EXPECT_THROW(mxfp8_decode_row(codes.data(), scales.data(), 48, back.data()), Error);
+  scales[1] = 0xFF;  // the e8m0 NaN
+  mxfp8_decode_row(codes.data(), scales.data(), 64, back.data());
+  EXPECT_TRUE(std::isnan(back[40]));
+  EXPECT_FALSE(std::isnan(back[10]));
 }
 
 }  // namespace

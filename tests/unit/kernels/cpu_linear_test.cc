@@ -98,6 +98,14 @@ Weight random_weight(WeightFormat format, int64_t rows, int64_t cols, uint32_t s
       for (int64_t i = 0; i < n; ++i) put_f32(w.scale_bytes, i, scale(rng));
       break;
     }
+    case WeightFormat::kMxfp8: {
+      w.data_bytes.resize(1 + rows * cols);
+      for (int64_t i = 0; i < rows * cols; ++i) w.data_bytes[1 + i] = fp8_code();
+      w.scale_bytes.resize(1 + rows * cols / 32);
+      std::uniform_int_distribution<int> exponent(110, 125);
+      for (size_t i = 1; i < w.scale_bytes.size(); ++i) w.scale_bytes[i] = exponent(rng);
+      break;
+    }
     case WeightFormat::kMxfp4: {
       w.data_bytes.resize(1 + rows * cols / 2);
       for (size_t i = 1; i < w.data_bytes.size(); ++i) w.data_bytes[i] = byte(rng);
@@ -147,6 +155,10 @@ void decode_row(const WeightView& w, int64_t r, std::vector<double>& out) {
                  get_f32(w.scales, r / w.block_rows * tiles_per_row + c / w.block_cols);
       return;
     }
+    case WeightFormat::kMxfp8:
+      for (int64_t c = 0; c < n; ++c)
+        out[c] = t.e4m3[w.data[r * n + c]] * t.e8m0[scales[(r * n + c) / 32]];
+      return;
     case WeightFormat::kMxfp4:
       for (int64_t c = 0; c < n; ++c) {
         const uint8_t byte = w.data[(r * n + c) / 2];
@@ -232,10 +244,12 @@ std::string unsupported(const Path& p) {
   return "";
 }
 
-// Whether the path multiplies bf16-rounded activations: bf16 paths do, except for f32 weights and
-// FP8 tiles a 64-column chunk would straddle (those take the f32-activation kernels).
+// Whether the path multiplies bf16-rounded activations: bf16 paths do, except for f32 and MXFP8
+// weights and FP8 tiles a 64-column chunk would straddle (those take the f32-activation kernels).
 bool bf16_kernel_exists(const Path& p, const WeightView& w) {
-  if (p.activations != ActivationPrecision::kBF16 || w.format == WeightFormat::kF32) return false;
+  if (p.activations != ActivationPrecision::kBF16 || w.format == WeightFormat::kF32 ||
+      w.format == WeightFormat::kMxfp8)
+    return false;
   return w.format != WeightFormat::kFp8Block || w.block_cols % 64 == 0;
 }
 
@@ -303,6 +317,8 @@ std::string format_name(WeightFormat f) {
       return "mxfp4";
     case WeightFormat::kNvfp4:
       return "nvfp4";
+    case WeightFormat::kMxfp8:
+      return "mxfp8";
   }
   return "?";
 }
@@ -319,6 +335,7 @@ TEST_P(CpuLinearShapes, MatchFloat64Reference) {
   std::vector<int64_t> widths;
   switch (format) {
     case WeightFormat::kMxfp4:
+    case WeightFormat::kMxfp8:
       widths = {32, 96, 128, 160, 288, 416};
       break;
     case WeightFormat::kNvfp4:
@@ -351,7 +368,8 @@ INSTANTIATE_TEST_SUITE_P(
     AllFormatsAllPaths, CpuLinearShapes,
     ::testing::Combine(::testing::Values(WeightFormat::kF32, WeightFormat::kBF16,
                                          WeightFormat::kFp8Block, WeightFormat::kFp8Channel,
-                                         WeightFormat::kMxfp4, WeightFormat::kNvfp4),
+                                         WeightFormat::kMxfp4, WeightFormat::kNvfp4,
+                                         WeightFormat::kMxfp8),
                        ::testing::ValuesIn(kPaths)),
     shapes_name);
 
@@ -369,7 +387,7 @@ std::string path_param_name(const ::testing::TestParamInfo<Path>& info) {
 }
 
 // Real projection shapes: M2 (hidden 3072: q 6144, kv 1024, expert 1536) in block FP8, M3 (hidden
-// 6144: q 8192, expert 3072) in NVFP4 and MXFP4.
+// 6144: q 8192, expert 3072) in NVFP4, MXFP4 and MXFP8.
 // The weights, activations and references are built once and shared by the paths.
 struct RealShapes {
   struct Shape {
@@ -385,6 +403,8 @@ struct RealShapes {
       {"M3 q_proj", WeightFormat::kNvfp4, 8192, 6144, 1},
       {"M3 expert w3", WeightFormat::kMxfp4, 3072, 6144, 2},
       {"M3 expert w2", WeightFormat::kMxfp4, 6144, 3072, 1},
+      {"M3 MXFP8 q_proj", WeightFormat::kMxfp8, 8192, 6144, 1},
+      {"M3 MXFP8 expert w2", WeightFormat::kMxfp8, 6144, 3072, 3},
   };
   std::vector<Weight> weights;
   std::vector<Activations> activations;
@@ -407,7 +427,7 @@ struct RealShapes {
 };
 
 // Real projection shapes: M2 (hidden 3072: q 6144, kv 1024, expert 1536) in block FP8, M3 (hidden
-// 6144: q 8192, expert 3072) in NVFP4 and MXFP4.
+// 6144: q 8192, expert 3072) in NVFP4, MXFP4 and MXFP8.
 TEST_P(CpuLinearPath, RealLayerShapes) {
   const RealShapes& shapes = RealShapes::get();
   for (size_t i = 0; i < shapes.cases.size(); ++i) {
@@ -468,6 +488,17 @@ TEST_P(CpuLinearPath, NanCodesAndExtremeScales) {
   EXPECT_TRUE(std::isnan(y[0])) << "e8m0 0xFF";
   EXPECT_EQ(y[1], static_cast<float>(256 * 4 * 0x1p-127)) << "e8m0 0x00";
   EXPECT_FALSE(std::isnan(y[3]));
+
+  Weight m8 = random_weight(WeightFormat::kMxfp8, 4, 256, 403);
+  m8.scale_bytes[1 + 2 * 8 + 5] = 0xFF;                                 // row 2, block 5
+  for (int b = 0; b < 8; ++b) m8.scale_bytes[1 + 3 * 8 + b] = 0x00;     // row 3 all 2^-127
+  for (int i = 0; i < 256; ++i) m8.data_bytes[1 + 3 * 256 + i] = 0x48;  // every element 4
+  m8.data_bytes[1 + 1 * 256 + 77] = 0xFF;                               // e4m3fn NaN in row 1
+  cpu_linear(m8.view, x.data(), 1, y.data(), pool, options);
+  EXPECT_FALSE(std::isnan(y[0]));
+  EXPECT_TRUE(std::isnan(y[1])) << "mxfp8 e4m3fn 0xFF";
+  EXPECT_TRUE(std::isnan(y[2])) << "mxfp8 e8m0 0xFF";
+  EXPECT_EQ(y[3], static_cast<float>(256 * 4 * 0x1p-127)) << "mxfp8 e8m0 0x00";
 }
 
 INSTANTIATE_TEST_SUITE_P(AllPaths, CpuLinearPath, ::testing::ValuesIn(kPaths), path_param_name);

@@ -109,6 +109,18 @@ TestWeight make_weight(WeightFormat format, int64_t rows, int64_t cols, uint32_t
         for (int64_t c = 0; c < cols; ++c) t.exact[r * cols + c] = decoded[c];
       }
       break;
+    case WeightFormat::kMxfp8:
+      t.data.resize(rows * cols);
+      t.code_scales.resize(rows * cols / 32);
+      for (int64_t r = 0; r < rows; ++r) {
+        mxfp8_encode_row(values.data() + r * cols, cols, t.data.data() + r * cols,
+                         t.code_scales.data() + r * cols / 32);
+        std::vector<float> decoded(cols);
+        mxfp8_decode_row(t.data.data() + r * cols, t.code_scales.data() + r * cols / 32, cols,
+                         decoded.data());
+        for (int64_t c = 0; c < cols; ++c) t.exact[r * cols + c] = decoded[c];
+      }
+      break;
     case WeightFormat::kNvfp4: {
       w.global_scale = 0.0017f;
       t.data.resize(rows * cols / 2);
@@ -157,7 +169,8 @@ TEST_P(ReferenceLinearFormats, MatchesNaiveProductOfDecodedWeight) {
 INSTANTIATE_TEST_SUITE_P(EveryFormat, ReferenceLinearFormats,
                          ::testing::Values(WeightFormat::kF32, WeightFormat::kBF16,
                                            WeightFormat::kFp8Block, WeightFormat::kFp8Channel,
-                                           WeightFormat::kMxfp4, WeightFormat::kNvfp4));
+                                           WeightFormat::kMxfp4, WeightFormat::kNvfp4,
+                                           WeightFormat::kMxfp8));
 
 TEST(ReferenceLinear, RejectsUnusableViews) {
   WeightView w;

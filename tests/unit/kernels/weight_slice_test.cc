@@ -78,6 +78,10 @@ Owned random_weight(WeightFormat format, uint32_t seed) {
       for (uint8_t& b : w.data) b = static_cast<uint8_t>(byte(rng));
       for (uint8_t& s : w.scales) s = static_cast<uint8_t>(120 + byte(rng) % 10);
       break;
+    case WeightFormat::kMxfp8:
+      for (uint8_t& b : w.data) b = fp8_code();
+      for (uint8_t& s : w.scales) s = static_cast<uint8_t>(120 + byte(rng) % 10);
+      break;
     case WeightFormat::kNvfp4:
       for (uint8_t& b : w.data) b = static_cast<uint8_t>(byte(rng));
       for (uint8_t& s : w.scales) s = static_cast<uint8_t>(0x20 + byte(rng) % 0x40);
@@ -213,7 +217,8 @@ TEST_P(WeightSliceTest, SlicesOffTheBlockGridAreRefused) {
 INSTANTIATE_TEST_SUITE_P(AllFormats, WeightSliceTest,
                          ::testing::Values(WeightFormat::kF32, WeightFormat::kBF16,
                                            WeightFormat::kFp8Block, WeightFormat::kFp8Channel,
-                                           WeightFormat::kMxfp4, WeightFormat::kNvfp4),
+                                           WeightFormat::kMxfp4, WeightFormat::kNvfp4,
+                                           WeightFormat::kMxfp8),
                          [](const auto& info) {
                            std::string name(weight_format_name(info.param));
                            for (char& c : name)

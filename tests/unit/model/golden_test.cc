@@ -1,10 +1,12 @@
 // The engine against the golden logits of the independent PyTorch reference
-// (tools/reference/make_goldens.py): both architectures × the five weight layouts, plus M3 prompts
+// (tools/reference/make_goldens.py): both architectures × the seven weight layouts, plus M3 prompts
 // long enough for the MSA block choice to matter, on the reference and the cpu backend.
 //
 // Tolerance: |engine − golden| ≤ 2e-4 on every compared logit (logits are O(1)–O(5); the engine
 // computes in f32 against a float64 reference, measured max difference ≈ 2e-6), and the top-1 id
-// identical at every checked position.
+// identical at every checked position. The same bound serves every layout, MXFP8 and Quark FP8
+// attention included: stored weights decode exactly (a code times power-of-two or f32 scales is
+// one f32 rounding at most), so the layout adds no error of its own (measured ≤ 1e-6 for each).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -112,7 +114,8 @@ TEST(GoldenFiles, CoverBothArchitecturesEveryLayoutAndLongM3Prompts) {
   std::set<std::string> names;
   for (const std::string& n : golden_names()) names.insert(n);
   for (const char* arch : {"m2", "m3"})
-    for (const char* format : {"bf16", "fp8-block", "fp8-channel", "mxfp4", "nvfp4"})
+    for (const char* format :
+         {"bf16", "fp8-block", "fp8-channel", "mxfp4", "nvfp4", "mxfp8", "mxfp4-fp8attn"})
       EXPECT_TRUE(names.count(std::string(arch) + "-" + format)) << arch << " " << format;
   const nlohmann::json long_case = load_golden("m3-bf16-long");
   // Longer than top_k · block tokens, so positions past it pick blocks.

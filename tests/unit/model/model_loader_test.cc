@@ -50,7 +50,7 @@ TEST(Loader, BlockFp8ViewsPointIntoTheMapping) {
   EXPECT_EQ(e.gate.data, l.store->at(expert(l.config, 1, 5, "w1")).data().data());  // zero copy
   // The view decodes to the values the checkpoint codec decodes (scales read right).
   const std::vector<float> expected = decode_weight(
-      *l.store, expert(l.config, 1, 5, "w2"), QuantScheme::kFp8Block, e.down.rows, e.down.cols);
+      *l.store, expert(l.config, 1, 5, "w2"), LinearLayout::kFp8Block, e.down.rows, e.down.cols);
   std::vector<float> x(e.down.cols, 0.0f), y(e.down.rows);
   x[3] = 1.0f;  // picks column 3
   kernel_ops(BackendKind::kReference).linear(e.down, x.data(), 1, y.data(), nullptr);
@@ -89,6 +89,52 @@ TEST(Loader, Fp4LayoutsKeepCodesAndScalesInPlace) {
       read_as_float(nv.store->at(module.substr(0, module.size() - 6) + "weight_scale_2"))[0];
   EXPECT_EQ(n.global_scale, global);
   EXPECT_GT(n.global_scale, 0.0f);
+}
+
+// The official MXFP8 release: every Linear MXFP8, codes and e8m0 scales read in place.
+TEST(Loader, Mxfp8KeepsCodesAndE8m0ScalesInPlace) {
+  const Loaded l = load("m3-mxfp8");
+  const LayerWeights& dense = l.weights.layers[0];
+  EXPECT_EQ(dense.attn.q.format, WeightFormat::kMxfp8);
+  EXPECT_EQ(dense.dense.down.format, WeightFormat::kMxfp8);
+  const LayerWeights& moe = l.weights.layers[3];
+  EXPECT_EQ(moe.attn.index_k.format, WeightFormat::kMxfp8);
+  EXPECT_EQ(moe.moe_weights.shared.up.format, WeightFormat::kMxfp8);
+  EXPECT_EQ(moe.moe_weights.router.format, WeightFormat::kF32);  // never quantized
+  EXPECT_EQ(l.weights.lm_head.format, WeightFormat::kBF16);      // ignored_layers
+  const WeightView& w2 = moe.moe_weights.experts[1].down;
+  EXPECT_EQ(w2.format, WeightFormat::kMxfp8);
+  const std::string name = expert(l.config, 3, 1, "w2");
+  EXPECT_EQ(w2.data, l.store->at(name).data().data());
+  EXPECT_EQ(w2.scales,
+            l.store->at(name.substr(0, name.size() - 6) + "weight_scale_inv").data().data());
+  // The view decodes to the values the checkpoint codec decodes: the dense down projection (128
+  // inputs), column 45 of its second e8m0 block.
+  const WeightView& down = dense.dense.down;
+  ASSERT_GT(down.cols, 45);
+  const std::string down_name = l.config.tensor_prefix + "layers.0.mlp.down_proj.weight";
+  const std::vector<float> expected =
+      decode_weight(*l.store, down_name, LinearLayout::kMxfp8, down.rows, down.cols);
+  std::vector<float> x(down.cols, 0.0f), y(down.rows);
+  x[45] = 1.0f;
+  kernel_ops(BackendKind::kReference).linear(down, x.data(), 1, y.data(), nullptr);
+  for (int64_t r = 0; r < down.rows; ++r) EXPECT_EQ(y[r], expected[r * down.cols + 45]);
+}
+
+// AMD's Quark MXFP4 with FP8 attention: attention (and the index branch) FP8 per channel, routed
+// and shared experts MXFP4, the dense MLPs BF16 (excluded).
+TEST(Loader, Mxfp4WithFp8AttentionMixesLayouts) {
+  const Loaded l = load("m3-mxfp4-fp8attn");
+  const LayerWeights& moe = l.weights.layers[3];
+  EXPECT_EQ(moe.attn.q.format, WeightFormat::kFp8Channel);
+  EXPECT_EQ(moe.attn.o.format, WeightFormat::kFp8Channel);
+  EXPECT_EQ(moe.attn.index_q.format, WeightFormat::kFp8Channel);
+  EXPECT_EQ(moe.moe_weights.experts[0].gate.format, WeightFormat::kMxfp4);
+  EXPECT_EQ(moe.moe_weights.shared.gate.format, WeightFormat::kMxfp4);
+  EXPECT_EQ(l.weights.layers[0].dense.up.format, WeightFormat::kBF16);
+  const std::string k = l.config.tensor_prefix + "layers.3.self_attn.k_proj.weight";
+  EXPECT_EQ(moe.attn.k.scales,
+            l.store->at(k.substr(0, k.size() - 6) + "weight_scale").data().data());
 }
 
 TEST(Loader, DequantPathOwnsBf16Experts) {
