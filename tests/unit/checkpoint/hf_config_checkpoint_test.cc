@@ -150,8 +150,7 @@ TEST(RandomCheckpoint, WritesEveryStoredTensorWithTheSpreadOfItsRole) {
       if (spec.name.find("experts.2.w2") == std::string::npos &&
           spec.name.find("layers.0.mlp.up_proj") == std::string::npos)
         continue;
-      const bool quantized = stored_tensors(spec, quant).size() > 1;
-      const auto w = decode_weight(store, spec.name, quantized ? scheme : QuantScheme::kNone,
+      const auto w = decode_weight(store, spec.name, quant.layout_of(module_name(spec.name)),
                                    spec.shape[0], spec.shape[1]);
       double sum = 0, squares = 0;
       for (float v : w) {
