@@ -73,7 +73,7 @@ void ContentBlocks::add_text(const std::string& text, std::vector<Json>& events)
     delta({{"type", "text_delta"}, {"text", start}}, events);
     return;
   }
-  content_.back()["text"] = content_.back()["text"].get<std::string>() + text;
+  content_.back()["text"].get_ref<std::string&>() += text;
   delta({{"type", "text_delta"}, {"text", text}}, events);
 }
 
@@ -82,7 +82,7 @@ void ContentBlocks::add(const ParseDelta& parsed, std::vector<Json>& events) {
     held_space_.clear();  // whitespace before more reasoning separates nothing in the answer
     if (kind_ != Kind::kThinking)
       open(Kind::kThinking, {{"type", "thinking"}, {"thinking", ""}, {"signature", ""}}, events);
-    content_.back()["thinking"] = content_.back()["thinking"].get<std::string>() + parsed.reasoning;
+    content_.back()["thinking"].get_ref<std::string&>() += parsed.reasoning;
     delta({{"type", "thinking_delta"}, {"thinking", parsed.reasoning}}, events);
   }
   add_text(parsed.content, events);
