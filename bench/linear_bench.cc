@@ -140,6 +140,7 @@ WeightView shape_of(WeightFormat f) {
       break;
     case WeightFormat::kFp8Block:
     case WeightFormat::kFp8Channel:
+    case WeightFormat::kMxfp8:
       w.rows = 8192;
       break;
     case WeightFormat::kMxfp4:
@@ -162,7 +163,8 @@ void make_finite(WeightFormat f, std::vector<uint8_t>& data) {
   if (f == WeightFormat::kF32 || f == WeightFormat::kBF16) {
     const size_t step = f == WeightFormat::kF32 ? 4 : 2;
     for (size_t i = step - 1; i < data.size(); i += step) data[i] = (data[i] & 0x80) | 0x3C;
-  } else if (f == WeightFormat::kFp8Block || f == WeightFormat::kFp8Channel) {
+  } else if (f == WeightFormat::kFp8Block || f == WeightFormat::kFp8Channel ||
+             f == WeightFormat::kMxfp8) {
     for (auto& b : data) b &= 0xF7;  // clears a bit of the exponent: never S.1111.111
   }
 }
@@ -194,6 +196,10 @@ const Weights& weights_of(WeightFormat f) {
       data_bytes = shape.rows * shape.cols / 2;
       scale_bytes = shape.rows * shape.cols / 32;
       break;
+    case WeightFormat::kMxfp8:
+      data_bytes = shape.rows * shape.cols;
+      scale_bytes = shape.rows * shape.cols / 32;
+      break;
     case WeightFormat::kNvfp4:
       data_bytes = shape.rows * shape.cols / 2;
       scale_bytes = shape.rows * shape.cols / 16;
@@ -209,7 +215,7 @@ const Weights& weights_of(WeightFormat f) {
         const float s = 0.001f;
         std::memcpy(&scales[i], &s, 4);
       }
-    } else if (f == WeightFormat::kMxfp4) {
+    } else if (f == WeightFormat::kMxfp4 || f == WeightFormat::kMxfp8) {
       std::fill(scales.begin(), scales.end(), uint8_t{120});
     } else if (f == WeightFormat::kNvfp4) {
       std::fill(scales.begin(), scales.end(), uint8_t{0x38});  // 1.0
@@ -314,9 +320,10 @@ void register_baselines() {
 void register_benchmarks() {
   const WeightFormat formats[] = {WeightFormat::kF32,        WeightFormat::kBF16,
                                   WeightFormat::kFp8Channel, WeightFormat::kFp8Block,
-                                  WeightFormat::kMxfp4,      WeightFormat::kNvfp4};
-  const char* names[] = {"f32", "bf16", "fp8_channel", "fp8_block", "mxfp4", "nvfp4"};
-  for (int i = 0; i < 6; ++i) {
+                                  WeightFormat::kMxfp4,      WeightFormat::kNvfp4,
+                                  WeightFormat::kMxfp8};
+  const char* names[] = {"f32", "bf16", "fp8_channel", "fp8_block", "mxfp4", "nvfp4", "mxfp8"};
+  for (int i = 0; i < 7; ++i) {
     auto* b = benchmark::RegisterBenchmark((std::string("linear/") + names[i]).c_str(), BM_Linear);
     b->ArgNames({"format", "isa", "act", "threads", "tokens"});
     b->UseRealTime()->Unit(benchmark::kMillisecond);

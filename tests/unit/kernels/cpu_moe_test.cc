@@ -87,6 +87,19 @@ StoredWeight make_weight(WeightFormat format, int64_t rows, int64_t cols, double
       for (auto& code : w.data) code = pool[rng() % pool.size()];
       break;
     }
+    case WeightFormat::kMxfp8: {
+      // e8m0 scales near sd / 64 and codes of N(0, 64) values, as for the FP8 layouts above.
+      w.scales.resize(rows * cols / 32);
+      for (auto& s : w.scales)
+        s = static_cast<uint8_t>(127 + std::lround(std::log2(sd / 64)) +
+                                 static_cast<int>(rng() % 2));
+      std::vector<uint8_t> pool(4096);
+      std::normal_distribution<double> code_dist(0.0, 64.0);
+      for (auto& code : pool) code = f64_to_fp8(code_dist(rng), Fp8Format::kE4M3FN);
+      w.data.resize(rows * cols);
+      for (auto& code : w.data) code = pool[rng() % pool.size()];
+      break;
+    }
     case WeightFormat::kMxfp4:
     case WeightFormat::kNvfp4: {
       const bool mx = format == WeightFormat::kMxfp4;
@@ -306,7 +319,8 @@ std::vector<MoeCase> format_cases() {
                  {WeightFormat::kFp8Channel, "fp8_channel", 389, 203},
                  {WeightFormat::kFp8Block, "fp8_block", 389, 300},  // partial 128x128 tiles
                  {WeightFormat::kMxfp4, "mxfp4", 512, 320},
-                 {WeightFormat::kNvfp4, "nvfp4", 512, 320}};
+                 {WeightFormat::kNvfp4, "nvfp4", 512, 320},
+                 {WeightFormat::kMxfp8, "mxfp8", 512, 320}};
   // Large enough that both phases split every projection between the 2 threads (row slices of
   // every format are read). 150 tokens (two formats; the batching does not depend on the format):
   // several passes per expert and several waves.
