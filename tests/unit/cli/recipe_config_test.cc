@@ -2,7 +2,9 @@
 // command line wins, and every mistake names the key and the file.
 #include "cli/recipe_config.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -35,7 +37,11 @@ struct Fixture {
 
   // Parses `serve --config FILE ARGS...`, with the recipe text written to FILE first.
   void parse(const std::string& recipe, std::vector<std::string> args = {}) {
-    file = (std::filesystem::path(::testing::TempDir()) / "recipe_test.yaml").string();
+    // One file per test and fixture: ctest runs the tests of this binary as parallel processes.
+    const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+    file = (std::filesystem::path(::testing::TempDir()) /
+            fmt::format("recipe_test_{}_{}_{}.yaml", test->name(), ::getpid(), ++parses))
+               .string();
     std::ofstream(file) << recipe;
     std::vector<std::string> argv = {"serve", "--config", file};
     argv.insert(argv.end(), args.begin(), args.end());
@@ -43,6 +49,7 @@ struct Fixture {
     app.parse(argv);
   }
   std::string file;
+  int parses = 0;
 };
 
 std::string error_of(const std::string& recipe) {
@@ -89,7 +96,7 @@ TEST(RecipeConfig, AFalseFlagStaysOff) {
 TEST(RecipeConfig, UnknownKeysNameTheKeyTheLineAndTheFile) {
   const std::string error = error_of("model: m\n\nmax-modle-len: 4096\n");
   EXPECT_NE(error.find("unknown key 'max-modle-len'"), std::string::npos) << error;
-  EXPECT_NE(error.find("recipe_test.yaml"), std::string::npos) << error;
+  EXPECT_NE(error.find("recipe_test_UnknownKeys"), std::string::npos) << error;
   EXPECT_NE(error.find("line 3"), std::string::npos) << error;
 }
 
