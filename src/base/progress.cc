@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace minimax {
@@ -18,13 +19,21 @@ std::string format_bytes(double bytes) {
   return u == 0 ? fmt::format("{:.0f} B", bytes) : fmt::format("{:.2f} {}", bytes, units[u]);
 }
 
-Progress::Progress(std::string label, uint64_t total_bytes)
-    : label_(std::move(label)), total_(total_bytes), tty_(::isatty(STDERR_FILENO) == 1) {
+Progress::Progress(std::string label, uint64_t total, std::string unit)
+    : label_(std::move(label)),
+      unit_(std::move(unit)),
+      total_(total),
+      tty_(::isatty(STDERR_FILENO) == 1) {
   start_ = last_draw_ = std::chrono::steady_clock::now();
 }
 
 Progress::~Progress() {
-  if (tty_ && !finished_) std::fputc('\n', stderr);
+  if (tty_ && drawn_ && !finished_) std::fputc('\n', stderr);
+}
+
+void Progress::show_after(std::chrono::milliseconds delay) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  delay_ = delay;
 }
 
 void Progress::add(uint64_t bytes) {
@@ -32,7 +41,7 @@ void Progress::add(uint64_t bytes) {
   done_ += bytes;
   auto now = std::chrono::steady_clock::now();
   auto interval = tty_ ? std::chrono::milliseconds(200) : std::chrono::milliseconds(5000);
-  if (now - last_draw_ >= interval) {
+  if (now - last_draw_ >= interval && now - start_ >= delay_) {
     last_draw_ = now;
     draw(false);
   }
@@ -41,18 +50,24 @@ void Progress::add(uint64_t bytes) {
 void Progress::finish() {
   std::lock_guard<std::mutex> lock(mutex_);
   if (finished_) return;
-  draw(true);
   finished_ = true;
+  if (!drawn_ && std::chrono::steady_clock::now() - start_ < delay_) return;
+  draw(true);
+}
+
+std::string Progress::amount(double value) const {
+  return unit_.empty() ? format_bytes(value) : fmt::format("{:.0f} {}", value, unit_);
 }
 
 void Progress::draw(bool final) {
+  drawn_ = true;
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   double rate = secs > 0 ? done_ / secs : 0.0;
-  double frac = total_ > 0 ? static_cast<double>(done_) / total_ : 1.0;
+  // Capped: a total that was an estimate may be passed.
+  double frac = total_ > 0 ? std::min(1.0, static_cast<double>(done_) / total_) : 1.0;
   double eta = rate > 0 && total_ > done_ ? (total_ - done_) / rate : 0.0;
-  std::string text =
-      fmt::format("{} {:5.1f}% {} / {} at {}/s, ETA {:.0f} s", label_, 100.0 * frac,
-                  format_bytes(done_), format_bytes(total_), format_bytes(rate), eta);
+  std::string text = fmt::format("{} {:5.1f}% {} / {} at {}/s, ETA {:.0f} s", label_, 100.0 * frac,
+                                 amount(done_), amount(total_), amount(rate), eta);
   if (tty_) {
     int width = 30, filled = static_cast<int>(frac * width);
     std::string bar(filled, '#');

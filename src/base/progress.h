@@ -1,5 +1,6 @@
-// Progress report for long jobs: a redrawn bar with bytes done, rate and ETA on a terminal, plain
-// lines (at most one every few seconds) when stderr is not a terminal. Thread-safe.
+// Progress report for long jobs: a redrawn bar with bytes (or other units) done, rate and ETA on a
+// terminal, plain lines (at most one every few seconds) when stderr is not a terminal.
+// Thread-safe.
 #pragma once
 
 #include <chrono>
@@ -11,18 +12,25 @@ namespace minimax {
 
 class Progress {
  public:
-  Progress(std::string label, uint64_t total_bytes);
+  // `unit` empty: the amounts are bytes ("1.50 GiB"); else counts of it ("1200 / 5000 tokens").
+  Progress(std::string label, uint64_t total, std::string unit = "");
   ~Progress();
   void add(uint64_t bytes);
   void finish();
+  // Nothing is drawn before `delay` has passed, so that a job that ends sooner (a small model, a
+  // test fixture) prints nothing at all.
+  void show_after(std::chrono::milliseconds delay);
 
  private:
   void draw(bool final);
 
-  std::string label_;
+  std::string amount(double value) const;
+
+  std::string label_, unit_;
   uint64_t total_, done_ = 0;
   bool tty_;
-  bool finished_ = false;
+  bool finished_ = false, drawn_ = false;
+  std::chrono::milliseconds delay_{0};
   std::chrono::steady_clock::time_point start_, last_draw_;
   std::mutex mutex_;
 };
