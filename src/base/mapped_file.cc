@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
@@ -41,6 +42,20 @@ MappedFile::MappedFile(const std::string& path) : path_(path) {
 
 MappedFile::~MappedFile() {
   if (data_ != nullptr) ::munmap(const_cast<uint8_t*>(data_), size_);
+}
+
+void touch_pages(const uint8_t* data, size_t bytes) {
+  if (data == nullptr || bytes == 0) return;
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t begin = reinterpret_cast<uintptr_t>(data) / page * page;
+  // Advice only: memory that is not a file mapping (converted weights) just ignores it.
+  ::madvise(reinterpret_cast<void*>(begin), reinterpret_cast<uintptr_t>(data) + bytes - begin,
+            MADV_WILLNEED);
+  uint8_t sum = 0;
+  for (size_t i = 0; i < bytes; i += page) sum += *static_cast<const volatile uint8_t*>(data + i);
+  sum += *static_cast<const volatile uint8_t*>(data + bytes - 1);
+  static std::atomic<uint8_t> sink;  // a use of the reads' result
+  sink.store(sum, std::memory_order_relaxed);
 }
 
 void MappedFile::release(size_t offset, size_t length) const {

@@ -30,4 +30,9 @@ class MappedFile {
   size_t size_ = 0;
 };
 
+// Asks the kernel to read [data, data + bytes) ahead, then reads one byte of each of its pages, so
+// that later reads do not fault: the pages of a mapped file come in as one sequential read instead
+// of one fault at a time in the order a first forward pass happens to use them.
+void touch_pages(const uint8_t* data, size_t bytes);
+
 }  // namespace minimax

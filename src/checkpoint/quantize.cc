@@ -1,13 +1,16 @@
 // quantize_checkpoint: BF16 checkpoint → one published quantized layout, shard by shard.
 #include "checkpoint/quantize.h"
 
+#include <chrono>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "base/atomic_output.h"
 #include "base/error.h"
 #include "base/log.h"
+#include "base/progress.h"
 #include "checkpoint/model_config.h"
 #include "checkpoint/tensor_table.h"
 #include "checkpoint/weight_codec.h"
@@ -62,6 +65,14 @@ QuantizeSummary quantize_checkpoint(const QuantizeOptions& options) {
   QuantizeSummary summary;
   std::map<std::string, std::string> weight_map;
   uint64_t total = 0;
+  std::optional<Progress> progress;
+  if (options.show_progress) {
+    uint64_t input = 0;
+    for (size_t s = 0; s < source.num_shards(); ++s)
+      for (const TensorInfo& info : source.shard(s).tensors()) input += info.nbytes();
+    progress.emplace("quantize", input);
+    progress->show_after(std::chrono::seconds(1));
+  }
   for (size_t s = 0; s < source.num_shards(); ++s) {
     const SafetensorsFile& shard = source.shard(s);
     std::vector<TensorDecl> decls;
@@ -72,6 +83,7 @@ QuantizeSummary quantize_checkpoint(const QuantizeOptions& options) {
       if (spec != specs.end()) stored = stored_tensors(spec->second, target);
       const bool quantized = stored.size() > 1;
       summary.bytes_in += info.nbytes();
+      if (progress) progress->add(info.nbytes());
       if (!quantized) {
         decls.push_back({info.name, info.dtype, info.shape});
         auto bytes = shard.data(info);
@@ -103,6 +115,7 @@ QuantizeSummary quantize_checkpoint(const QuantizeOptions& options) {
     writer.finish();
     summary.bytes_out += writer.file_size();
   }
+  if (progress) progress->finish();
   if (source.sharded())
     write_safetensors_index(out.file("model.safetensors.index.json"), weight_map, total);
   write_file_atomic(out.file("config.json"), config.dump(2) + "\n");

@@ -15,6 +15,7 @@ struct QuantizeOptions {
   std::string output_dir;
   QuantScheme scheme = QuantScheme::kMxfp4;
   bool force = false;
+  bool show_progress = false;  // a bar on stderr over the input bytes
 };
 
 struct QuantizeSummary {

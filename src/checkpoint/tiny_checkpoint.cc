@@ -1,12 +1,15 @@
 // Tiny random checkpoints: weights from the canonical tensor table, written in shards.
 #include "checkpoint/tiny_checkpoint.h"
 
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <optional>
 
 #include "base/atomic_output.h"
 #include "base/error.h"
+#include "base/progress.h"
 #include "checkpoint/quant_config.h"
 #include "checkpoint/random_weights.h"
 #include "checkpoint/tensor_table.h"
@@ -68,7 +71,7 @@ std::vector<uint8_t> random_tensor(const TensorSpec& spec, DType dtype, const Mo
 }  // namespace
 
 void write_tiny_weights(const ModelConfig& config, const std::string& dir, uint64_t seed,
-                        int min_shards) {
+                        int min_shards, bool show_progress) {
   QuantConfig none;
   none.scheme = QuantScheme::kNone;
   std::vector<TensorDecl> decls;
@@ -82,6 +85,13 @@ void write_tiny_weights(const ModelConfig& config, const std::string& dir, uint6
   auto shards = plan_shards(decls, UINT64_MAX, min_shards);
   std::map<std::string, std::string> weight_map;
   uint64_t total = 0;
+  std::optional<Progress> progress;
+  if (show_progress) {
+    uint64_t bytes = 0;
+    for (const TensorDecl& d : decls) bytes += d.nbytes();
+    progress.emplace("make-tiny", bytes);
+    progress->show_after(std::chrono::seconds(1));
+  }
   for (size_t s = 0; s < shards.size(); ++s) {
     const std::string name =
         shard_file_name(static_cast<int>(s + 1), static_cast<int>(shards.size()));
@@ -90,9 +100,11 @@ void write_tiny_weights(const ModelConfig& config, const std::string& dir, uint6
       writer.write_tensor(d.name, random_tensor(specs.at(d.name), d.dtype, config, seed));
       weight_map[d.name] = name;
       total += d.nbytes();
+      if (progress) progress->add(d.nbytes());
     }
     writer.finish();
   }
+  if (progress) progress->finish();
   write_safetensors_index(dir + "/model.safetensors.index.json", weight_map, total);
   write_file_atomic(dir + "/config.json", config.raw.dump(2) + "\n");
 }

@@ -6,11 +6,13 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
 #include <map>
+#include <optional>
 #include <regex>
 #include <set>
 
@@ -319,6 +321,13 @@ ValidateReport validate_conversion(const ValidateOptions& options) {
   check_side_files(options.source_dir, options.converted_dir, report);
   const std::vector<Item> items = plan_items(pair, options.sample, report);
   const ValidationWindow window = validation_window(report.target);
+  std::optional<Progress> progress;
+  if (options.show_progress) {
+    uint64_t total = 0;
+    for (const Item& item : items) total += converted.tensors().at(item.name).nbytes;
+    progress.emplace("validate", total);
+    progress->show_after(std::chrono::seconds(1));
+  }
   ThreadPool pool(options.threads);
   std::vector<ValidateReport> partial(pool.size());
   for (ValidateReport& r : partial) r.target = report.target;
@@ -339,9 +348,11 @@ ValidateReport validate_conversion(const ValidateOptions& options) {
             check_identical(pair, item, r);
             break;
         }
+        if (progress) progress->add(converted.tensors().at(item.name).nbytes);
       }
     }
   });
+  if (progress) progress->finish();
   for (const ValidateReport& r : partial) report.merge(r);
   return report;
 }

@@ -21,6 +21,7 @@ struct ValidateOptions {
   std::string converted_dir;
   int sample = 0;      // routed experts compared element by element per layer; 0 = every one
   size_t threads = 0;  // 0 = one per hardware thread
+  bool show_progress = false;  // a bar on stderr over the converted bytes checked
 };
 
 struct ValidateReport {

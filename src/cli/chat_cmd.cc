@@ -76,6 +76,7 @@ void run_chat(const ChatArgs& args) {
   options.moe_path = parse_moe_path(args.moe_path, "--moe-path");
   options.threads = args.threads;
   options.parallel = args.parallel;
+  options.show_load_progress = !args.quiet;
   auto model = TextModel::load(args.model, options, ranks());
   if (follow_rank0(model->model())) return;  // the conversation is rank 0's
   if (args.context <= 0) fail("--context: must be > 0, got {}", args.context);
@@ -185,7 +186,7 @@ void register_chat(CLI::App& app) {
   cmd->add_option("--moe-path", args->moe_path, "MoE path: fast, or dequant (experts as bf16)")
       ->check(CLI::IsMember({"fast", "dequant"}));
   cmd->add_flag("--plain", args->plain, "Label reasoning with text even on a terminal");
-  cmd->add_flag("--quiet", args->quiet, "No per-turn statistics on stderr");
+  cmd->add_flag("--quiet", args->quiet, "No load progress and no per-turn statistics on stderr");
   cmd->callback([args] { run_chat(*args); });
 }
 

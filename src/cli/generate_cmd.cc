@@ -50,6 +50,7 @@ void run_generate(const GenerateArgs& args) {
   options.moe_path = parse_moe_path(args.moe_path, "--moe-path");
   options.threads = args.threads;
   options.parallel = args.parallel;
+  options.show_load_progress = !args.quiet;
   auto model = TextModel::load(args.model, options, ranks());
   if (follow_rank0(model->model())) return;  // the output is rank 0's
 
@@ -129,7 +130,7 @@ void register_generate(CLI::App& app) {
       ->check(CLI::IsMember({"fast", "dequant"}));
   cmd->add_option("--backend", args->backend, "Kernels: cpu or reference")
       ->check(CLI::IsMember({"cpu", "reference"}));
-  cmd->add_flag("--quiet", args->quiet, "No timing line on stderr");
+  cmd->add_flag("--quiet", args->quiet, "No load progress and no timing line on stderr");
   cmd->callback([args] { run_generate(*args); });
 }
 

@@ -42,7 +42,7 @@ void register_logits(CLI::App& app) {
   auto* cmd = app.add_subcommand("logits", "Write the model's float32 logits as a .npy file");
   struct Args {
     std::string model, tokens, prompt, output, backend = "cpu", moe = "fast";
-    bool all_positions = false, emulate_act_quant = false, dense_attention = false;
+    bool all_positions = false, emulate_act_quant = false, dense_attention = false, quiet = false;
     size_t threads = 0;
     ParallelRequest parallel;
     std::string kv_cache_dtype = "auto";
@@ -65,6 +65,7 @@ void register_logits(CLI::App& app) {
   cmd->add_option("--threads", args->threads, "Worker threads (0 = all hardware threads)");
   add_parallel_flags(cmd, args->parallel);
   add_kv_cache_dtype_flag(cmd, args->kv_cache_dtype);
+  cmd->add_flag("--quiet", args->quiet, "No load progress on stderr");
   cmd->callback([args] {
     if (args->tokens.empty() == args->prompt.empty()) fail("logits: give --tokens or --prompt");
     std::vector<int32_t> ids =
@@ -79,6 +80,7 @@ void register_logits(CLI::App& app) {
     options.dense_attention = args->dense_attention;
     options.threads = args->threads;
     options.parallel = args->parallel;
+    options.show_load_progress = !args->quiet;
     auto model = Model::load(args->model, options, ranks());
     if (follow_rank0(*model)) return;  // the output is rank 0's
     KvCache cache =

@@ -87,6 +87,8 @@ void register_make_tiny(CLI::App& app) {
   auto seed = std::make_shared<uint64_t>(1);
   auto force = std::make_shared<bool>(false);
   auto shape = std::make_shared<std::string>("tiny");
+  auto quiet = std::make_shared<bool>(false);
+  cmd->add_flag("--quiet", *quiet, "No progress bar");
   auto* arch_option =
       cmd->add_option("--arch", *arch, "m2 or m3")->check(CLI::IsMember({"m2", "m3"}));
   cmd->add_option("--output", *output, "Output directory (must not exist)")->required();
@@ -124,12 +126,12 @@ void register_make_tiny(CLI::App& app) {
                              : *shape == "parallel" ? parallel_config_json(a, padded_vocab)
                                                     : tiny_config_json(a, padded_vocab),
                              *shape + " config");
-      write_tiny_weights(config, out.path(), *seed);
+      write_tiny_weights(config, out.path(), *seed, 2, !*quiet);
       write_generation_config(out.path());
       out.commit();
     }
     if (scheme != QuantScheme::kNone) {
-      QuantizeOptions q{bf16_dir, *output, scheme, *force};
+      QuantizeOptions q{bf16_dir, *output, scheme, *force, !*quiet};
       quantize_checkpoint(q);
       std::filesystem::remove_all(bf16_dir);
     }

@@ -16,8 +16,11 @@ void register_quantize(CLI::App& app) {
   cmd->add_option("--output", opts->output_dir, "Output directory (must not exist)")->required();
   cmd->add_option("--format", *format, "fp8-block, fp8-channel, mxfp4 or nvfp4")->required();
   cmd->add_flag("--force", opts->force, "Replace an existing output directory");
+  auto quiet = std::make_shared<bool>(false);
+  cmd->add_flag("--quiet", *quiet, "No progress bar");
   cmd->callback([=] {
     opts->scheme = parse_quant_scheme(*format);
+    opts->show_progress = !*quiet;
     QuantizeSummary s = quantize_checkpoint(*opts);
     std::printf("quantized %zu tensors to %s, copied %zu; %s in, %s out -> %s\n",
                 s.tensors_quantized, format->c_str(), s.tensors_copied,

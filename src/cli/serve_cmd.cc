@@ -40,7 +40,7 @@ struct ServeArgs {
   double request_timeout = 600;
   double shutdown_timeout = 30;
   size_t threads = 0, http_threads = 64;
-  bool no_prefix_caching = false;
+  bool no_prefix_caching = false, quiet = false;
   bool dry_run = false;
   ParallelRequest parallel;
   std::string kv_cache_dtype = "auto";
@@ -194,6 +194,7 @@ void run_serve(const ServeArgs& args) {
   model_options.moe_path = parse_moe_path(args.moe_path, "--moe-path");
   model_options.threads = args.threads;
   model_options.parallel = args.parallel;
+  model_options.show_load_progress = !args.quiet;
   std::string api_key = args.api_key;
   if (api_key.empty())
     if (const char* env = std::getenv("MINIMAX_API_KEY")) api_key = env;
@@ -310,6 +311,7 @@ void register_serve(CLI::App& app) {
                   "Requests handled at once (default 64); open connections are not limited by it");
   cmd->add_option("--moe-path", args->moe_path, "MoE path: fast, or dequant (experts as bf16)");
   cmd->add_option("--backend", args->backend, "Kernel backend (cpu)");
+  cmd->add_flag("--quiet", args->quiet, "No load progress on stderr");
   add_recipe_config(cmd);
   cmd->add_flag("--dry-run", args->dry_run,
                 "Print the flags in effect (command line and --config) as a recipe and exit "

@@ -14,6 +14,7 @@ void register_validate(CLI::App& app) {
   auto converted = std::make_shared<std::string>();
   auto sample = std::make_shared<int>(0);
   auto threads = std::make_shared<size_t>(0);
+  auto quiet = std::make_shared<bool>(false);
   cmd->add_option("--source", *source, "The Quark MXFP4 checkpoint directory")->required();
   cmd->add_option("--converted", *converted, "The checkpoint `minimax convert` wrote")->required();
   cmd->add_option("--sample", *sample,
@@ -21,8 +22,10 @@ void register_validate(CLI::App& app) {
                   "scales of every expert are checked regardless")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--threads", *threads, "Worker threads (default: one per hardware thread)");
+  cmd->add_flag("--quiet", *quiet, "No progress bar");
   cmd->callback([=] {
-    const ValidateReport report = validate_conversion({*source, *converted, *sample, *threads});
+    const ValidateReport report =
+        validate_conversion({*source, *converted, *sample, *threads, !*quiet});
     std::fputs(format_validate_report(report).c_str(), stdout);
     if (!report.ok()) throw CLI::RuntimeError(1);
   });

@@ -73,6 +73,7 @@ Model::Model(ModelConfig config, QuantConfig quant, std::unique_ptr<TensorStore>
   load.dequant_experts = options_.moe_path == MoePath::kDequant;
   load.plan = plan_;
   weights_ = load_model_weights(*store_, config_, quant_, load);
+  prefault_weights(weights_, options_.show_load_progress && !is_follower());
   options_.pool = pool_;
   mapped_by_rank_.assign(comm_ ? comm_->size() : 1, 0);
   if (comm_ != nullptr)

@@ -42,6 +42,9 @@ struct ModelOptions {
   bool emulate_activation_quant = false;
   // Diagnostic: MSA layers attend densely (what the HF remote code computes; spec §6 item 6).
   bool dense_attention = false;
+  // A progress bar on stderr while the weights are read in at load (commands; off for library
+  // users and tests). They are read in either way.
+  bool show_load_progress = false;
   size_t threads = 0;          // worker threads when no pool is given; 0 = hardware threads
   ThreadPool* pool = nullptr;  // shared pool (not owned); null = the model makes its own
   // A kernel table to run on a host backend instead of `backend`'s (tests and experiments); its

@@ -3,8 +3,13 @@
 // share by the table's split rule, and routed experts of other ranks are never opened.
 #include "model/model_weights.h"
 
+#include <chrono>
+#include <optional>
+
 #include "base/error.h"
 #include "base/log.h"
+#include "base/mapped_file.h"
+#include "base/progress.h"
 #include "checkpoint/tensor_table.h"
 #include "model/weight_loader.h"
 #include "model/weight_shard.h"
@@ -48,6 +53,9 @@ class ModelLoader {
   // Counts the bytes a kept view reads.
   WeightView keep(const WeightView& w) {
     out_.mapped_bytes += weight_view_bytes(w);
+    if (w.rows > 0 && w.data != nullptr)
+      out_.kept.emplace_back(
+          w.data, static_cast<size_t>((w.rows - 1) * weight_data_stride(w) + weight_row_bytes(w)));
     return w;
   }
 
@@ -179,6 +187,24 @@ void report_unused(const TensorStore& store, const ModelConfig& config) {
 }
 
 }  // namespace
+
+void prefault_weights(const ModelWeights& weights, bool show_progress) {
+  constexpr size_t kChunk = size_t{64} << 20;  // progress granularity
+  std::optional<Progress> progress;
+  if (show_progress) {
+    uint64_t total = 0;
+    for (const auto& span : weights.kept) total += span.size();
+    progress.emplace("load weights", total);
+    progress->show_after(std::chrono::seconds(1));
+  }
+  for (const auto& span : weights.kept)
+    for (size_t offset = 0; offset < span.size(); offset += kChunk) {
+      const size_t n = std::min(kChunk, span.size() - offset);
+      touch_pages(span.data() + offset, n);
+      if (progress) progress->add(n);
+    }
+  if (progress) progress->finish();
+}
 
 ModelWeights load_model_weights(const TensorStore& store, const ModelConfig& config,
                                 const QuantConfig& quant, const LoadOptions& options) {

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -67,6 +68,9 @@ struct ModelWeights {
   // realigned tensors). Vectors keep their buffer when moved, so views stay valid.
   std::vector<std::vector<uint8_t>> owned;
   uint64_t mapped_bytes = 0;  // checkpoint bytes this rank's weights read (its share)
+  // The code bytes of every weight view counted in mapped_bytes (strided views: first row to
+  // last), for prefault_weights.
+  std::vector<std::span<const uint8_t>> kept;
 };
 
 // Loads every tensor of the canonical table (checkpoint/tensor_table.h) from `store`, in the layout
@@ -74,5 +78,10 @@ struct ModelWeights {
 // one, a dtype or shape that differs from the layout, a malformed scale.
 ModelWeights load_model_weights(const TensorStore& store, const ModelConfig& config,
                                 const QuantConfig& quant, const LoadOptions& options);
+
+// Reads every kept weight in (base/mapped_file.h touch_pages), so that the first forward pass
+// does not stall on page faults; with `show_progress`, a progress bar on stderr (for loads that
+// take more than a second: a checkpoint read from disk).
+void prefault_weights(const ModelWeights& weights, bool show_progress);
 
 }  // namespace minimax

@@ -1,9 +1,12 @@
 // The weights a rank loads under a parallel plan (model/model_weights.h, LoadOptions::plan) are
 // exactly the corresponding parts of the whole weights, cut by the tensor table's split rules;
-// under expert parallelism the other ranks' experts are never loaded.
+// under expert parallelism the other ranks' experts are never loaded. What prefault_weights reads
+// in (ModelWeights::kept) stays inside the tensors.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <span>
 #include <vector>
 
 #include "base/error.h"
@@ -28,6 +31,31 @@ void expect_part(const WeightView& whole, const WeightView& share, int64_t r0, i
               std::vector<double>(full.begin() + c0, full.begin() + c0 + share.cols))
         << "row " << r;
   }
+}
+
+// Each span of `w.kept` lies inside one stored tensor's bytes or one owned buffer: what
+// prefault_weights reads is the views' bytes, strided shares included, and nothing beyond them.
+void expect_kept_inside(const ModelWeights& w, const TensorStore& store) {
+  std::vector<std::span<const uint8_t>> ranges;
+  for (size_t s = 0; s < store.num_shards(); ++s)
+    for (const TensorInfo& info : store.shard(s).tensors())
+      ranges.push_back(store.shard(s).data(info));
+  for (const std::vector<uint8_t>& o : w.owned) ranges.emplace_back(o.data(), o.size());
+  ASSERT_FALSE(w.kept.empty());
+  for (const std::span<const uint8_t>& k : w.kept)
+    EXPECT_TRUE(std::any_of(ranges.begin(), ranges.end(),
+                            [&](std::span<const uint8_t> r) {
+                              return k.data() >= r.data() &&
+                                     k.data() + k.size() <= r.data() + r.size();
+                            }))
+        << "a kept span of " << k.size() << " bytes is not inside one tensor";
+  prefault_weights(w, false);  // reads exactly those bytes (under ASan: nothing beyond)
+}
+
+uint64_t kept_bytes(const ModelWeights& w) {
+  uint64_t total = 0;
+  for (const std::span<const uint8_t>& k : w.kept) total += k.size();
+  return total;
 }
 
 class RankShareTest : public ::testing::TestWithParam<QuantScheme> {};
@@ -58,6 +86,8 @@ TEST_P(RankShareTest, TpTpAndTpEpSharesArePartsOfTheWhole) {
   expect_part(e.gate, f.gate, e.gate.rows / 2, 0);
   expect_part(e.down, f.down, 0, e.down.cols / 2);
   EXPECT_LT(mine.mapped_bytes, whole.mapped_bytes);
+  expect_kept_inside(whole, store);
+  expect_kept_inside(mine, store);
 
   // Expert parallel: rank 1 holds experts 8..15 whole and never loads the others.
   LoadOptions ep;
@@ -69,6 +99,8 @@ TEST_P(RankShareTest, TpTpAndTpEpSharesArePartsOfTheWhole) {
   // The router stays whole on every rank.
   EXPECT_EQ(held.layers[layer].moe_weights.router.data,
             whole.layers[layer].moe_weights.router.data);
+  expect_kept_inside(held, store);
+  EXPECT_LT(kept_bytes(held), kept_bytes(whole));  // the other ranks' experts are not read in
 }
 
 INSTANTIATE_TEST_SUITE_P(Layouts, RankShareTest,
