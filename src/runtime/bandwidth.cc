@@ -12,6 +12,14 @@
 #include "base/error.h"
 
 namespace minimax {
+
+double process_cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
 namespace {
 
 // Four 16-byte lanes of 64-bit integers: plain SSE2 (the x86-64 baseline) already issues two
@@ -45,13 +53,6 @@ struct Slices {
   size_t begin(size_t t) const { return (bytes * t / threads) & ~size_t{63}; }
   size_t end(size_t t) const { return t + 1 == threads ? bytes : begin(t + 1); }
 };
-
-double process_cpu_seconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  const auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
 
 // Fastest of `repeats` passes; adds the wall time of all of them to `total_wall`.
 template <typename Fn>

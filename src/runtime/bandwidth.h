@@ -24,4 +24,8 @@ struct Bandwidth {
 Bandwidth measure_bandwidth(ThreadPool& pool, size_t buffer_bytes = size_t{512} << 20,
                             int repeats = 5);
 
+// CPU seconds this process has used (all threads, user and system): over a timed run's wall
+// time × threads, the share of the machine the run got.
+double process_cpu_seconds();
+
 }  // namespace minimax

@@ -98,6 +98,7 @@ struct Engine::Impl {
   std::shared_ptr<EngineSignal> signal;
   std::vector<std::unique_ptr<ActiveRequest>> active;  // loop thread only
   int64_t next_id = 0;
+  int64_t steps_run = 0;  // steps that ran a forward pass (TokenOutput::step)
   std::thread thread;
   std::once_flag trie_once;
   std::shared_ptr<const TokenTrie> trie;

@@ -103,7 +103,8 @@ void Engine::Impl::emit_token(ActiveRequest& r, std::span<float> logits, EngineE
       request.stop.stop_token_ids.end();
   const std::string piece = is_eos ? r.detokenizer.flush() : r.detokenizer.push(token);
   StopStringMatcher::Step matched = r.matcher.push(piece);
-  TokenOutput output{token, std::move(matched.text), request.logprobs, std::move(logprobs)};
+  TokenOutput output{token,    std::move(matched.text), request.logprobs, std::move(logprobs), now,
+                     steps_run};
   std::string_view reason;
   if (matched.stopped) {
     reason = "stop";
@@ -143,6 +144,7 @@ bool Engine::Impl::step() {
       metrics.add_prefix_cache(r.prompt_len, r.cached_tokens);
   }
   if (plan.empty()) return false;
+  ++steps_run;
 
   std::vector<BatchSequence> batch(plan.chunks.size());
   std::vector<std::vector<int32_t>> positions(plan.chunks.size());

@@ -26,6 +26,10 @@ struct TokenOutput {
   std::string text;
   bool has_logprobs = false;
   SampleLogprobs logprobs;
+  // When it was sampled, and the number of the engine step that ran it (tokens of one step share
+  // it): what throughput measurements count, whenever the consumer happens to wake up.
+  std::chrono::steady_clock::time_point time;
+  int64_t step = 0;
 };
 
 // Logprob of prompt token i (i >= 1) given tokens [0, i), from the raw logits.
