@@ -4,16 +4,19 @@
 // (bytes/token × tok/s) and its ratio to the measured bandwidth. Greedy decode; no timing is
 // taken before a warm-up pass has faulted the mapped weights in. With --depth N, also the decode
 // speed after N tokens of context (bench_depth.h), in a cache of --kv-cache-dtype. Peak resident
-// memory is reported against mapped weights + KV pool + 1 GiB (bench_memory.h).
-#include <sys/resource.h>
-
+// memory is reported against mapped weights + KV pool + 1 GiB (bench_memory.h). With --sweep,
+// the serving engine's throughput over context length x concurrent streams instead, and with
+// --compare two such runs side by side (bench_sweep.h).
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "base/error.h"
+#include "base/progress.h"
 #include "cli/bench_depth.h"
 #include "cli/bench_memory.h"
+#include "cli/bench_sweep.h"
 #include "cli/commands.h"
 #include "cli/kv_cache_flag.h"
 #include "cli/parallel_flags.h"
@@ -39,6 +42,8 @@ struct BenchArgs {
   std::string kv_cache_dtype = "auto";
   std::vector<int64_t> depths;  // --depth: decode speed after this many tokens of context
   std::string depth_fill = "tile";
+  bool quiet = false;
+  SweepArgs sweep;
 };
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
@@ -58,14 +63,6 @@ nlohmann::ordered_json kernel_sources(const KernelOps& ops) {
           {"embedding", source(ops.embedding == ref.embedding)}};
 }
 
-// CPU seconds this process has used (all threads).
-double process_cpu_seconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  const auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
-
 struct Timings {
   double prefill_seconds = 1e30, decode_seconds = 1e30, cold_prefill_seconds = 0;
   // CPU time over wall time × threads while decoding: well below 1 means other processes took
@@ -75,7 +72,11 @@ struct Timings {
   double decode_comm_seconds_per_token = 0;
 };
 
-Timings time_model(Model& model, const BenchArgs& args, size_t threads, const Communicator* comm) {
+Timings time_model(Model& model, const BenchArgs& args, size_t threads, const Communicator* comm,
+                   Progress* progress) {
+  const auto count = [progress](int64_t tokens) {
+    if (progress != nullptr) progress->add(static_cast<uint64_t>(tokens));
+  };
   // Prompt ids spread over the vocabulary, fixed so that runs compare.
   std::vector<int32_t> prompt(args.prompt_tokens);
   SampleRng rng(1234);
@@ -86,16 +87,19 @@ Timings time_model(Model& model, const BenchArgs& args, size_t threads, const Co
   auto start = std::chrono::steady_clock::now();
   session.prefill(prompt);  // warm-up: faults the mapped weights in
   t.cold_prefill_seconds = seconds_since(start);
+  count(args.prompt_tokens);
   for (int r = 0; r < args.repeat; ++r) {
     session.reset();
     start = std::chrono::steady_clock::now();
     std::vector<float> logits = session.prefill(prompt);
     t.prefill_seconds = std::min(t.prefill_seconds, seconds_since(start));
+    count(args.prompt_tokens);
     start = std::chrono::steady_clock::now();
     const double cpu_start = process_cpu_seconds();
     const double comm_start = comm != nullptr ? comm->busy_seconds() : 0;
     for (int64_t i = 0; i < args.gen_tokens; ++i) logits = session.decode(argmax(logits));
     const double wall = seconds_since(start);
+    count(args.gen_tokens);
     if (wall < t.decode_seconds) {
       t.decode_seconds = wall;
       t.decode_cpu_share = (process_cpu_seconds() - cpu_start) / (wall * threads);
@@ -174,7 +178,18 @@ void print_table(const nlohmann::ordered_json& r, const BenchArgs& args, const M
         "speeds and bandwidth understate it");
 }
 
+// Tokens the single-stream figures process, for the progress bar.
+uint64_t bench_tokens(const BenchArgs& args) {
+  int64_t total = args.prompt_tokens * (1 + args.repeat) + args.gen_tokens * args.repeat;
+  for (int64_t n : args.depths)
+    total +=
+        depth_fill_tokens(n, parse_depth_fill(args.depth_fill)) + args.gen_tokens * args.repeat;
+  return static_cast<uint64_t>(total);
+}
+
 void run_bench(const BenchArgs& args) {
+  if (!args.sweep.compare.empty()) return run_sweep_compare(args.sweep);
+  if (args.model.empty()) fail("--model: required (all but --compare run a model)");
   if (args.prompt_tokens <= 0) fail("--prompt-tokens: must be > 0, got {}", args.prompt_tokens);
   if (args.gen_tokens <= 0) fail("--gen-tokens: must be > 0, got {}", args.gen_tokens);
   if (args.repeat <= 0) fail("--repeat: must be > 0, got {}", args.repeat);
@@ -184,22 +199,32 @@ void run_bench(const BenchArgs& args) {
   options.moe_path = parse_moe_path(args.moe_path, "--moe-path");
   options.pool = &pool;
   options.parallel = args.parallel;
+  options.show_load_progress = !args.quiet;
   auto model = Model::load(args.model, options, ranks());
   if (follow_rank0(*model)) return;  // the timings and the report are rank 0's
+  if (args.sweep.sweep)
+    return run_sweep(*model, args.sweep,
+                     {args.model, args.kv_cache_dtype, pool.size(), args.json, args.quiet});
   BenchMemory memory(*model);
   // Measured after loading, so that under mpirun the other ranks are waiting quietly by then.
   const Bandwidth bw = measure_bandwidth(pool, args.bandwidth_mib << 20);
   memory.exclude_bandwidth_test();
   const DecodeBytes bytes = decode_bytes_per_token(model->weights(), model->config());
+  std::optional<Progress> progress;
+  if (!args.quiet) {
+    progress.emplace("bench", bench_tokens(args), "tokens");
+    progress->show_after(std::chrono::seconds(1));
+  }
+  Progress* bar = progress ? &*progress : nullptr;
   const KvDtype kv_dtype = kv_cache_dtype(args.kv_cache_dtype);
-  const Timings t = time_model(*model, args, pool.size(), ranks());
+  const Timings t = time_model(*model, args, pool.size(), ranks(), bar);
   memory.saw_kv_pool(single_sequence_kv_bytes(model->config(),
                                               args.prompt_tokens + args.gen_tokens + 1, kv_dtype));
   nlohmann::ordered_json depth = nlohmann::ordered_json::array();
   double first_ms = 0;
   for (int64_t n : args.depths) {
     const DepthTiming d = time_decode_at_depth(*model, n, args.gen_tokens, args.repeat, kv_dtype,
-                                               parse_depth_fill(args.depth_fill), pool.size());
+                                               parse_depth_fill(args.depth_fill), pool.size(), bar);
     memory.saw_kv_pool(single_sequence_kv_bytes(model->config(), n + args.gen_tokens, kv_dtype));
     const double ms = 1e3 * d.decode_seconds / args.gen_tokens;
     if (first_ms == 0) first_ms = ms;
@@ -212,6 +237,7 @@ void run_bench(const BenchArgs& args) {
                      {"ratio_to_first", ms / first_ms},
                      {"decode_cpu_share", d.decode_cpu_share}});
   }
+  if (progress) progress->finish();
 
   const double prefill_tps = args.prompt_tokens / t.prefill_seconds;
   const double decode_tps = args.gen_tokens / t.decode_seconds;
@@ -274,7 +300,7 @@ void register_bench(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "bench", "Prefill and decode speed against this machine's measured memory bandwidth");
   auto args = std::make_shared<BenchArgs>();
-  cmd->add_option("--model", args->model, "Checkpoint directory")->required();
+  cmd->add_option("--model", args->model, "Checkpoint directory (required but with --compare)");
   cmd->add_option("--prompt-tokens", args->prompt_tokens, "Prompt length")->capture_default_str();
   cmd->add_option("--gen-tokens", args->gen_tokens, "Decoded tokens")->capture_default_str();
   cmd->add_option("--threads", args->threads, "Worker threads (0 = all hardware threads)");
@@ -298,6 +324,8 @@ void register_bench(CLI::App& app) {
                   "cache; same decode cost) or prefill (all of it, slow)")
       ->check(CLI::IsMember({"tile", "prefill"}))
       ->capture_default_str();
+  cmd->add_flag("--quiet", args->quiet, "No progress bar");
+  add_sweep_flags(cmd, args->sweep);
   cmd->callback([args] { run_bench(*args); });
 }
 

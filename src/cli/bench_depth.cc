@@ -1,13 +1,12 @@
 #include "cli/bench_depth.h"
 
-#include <sys/resource.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <vector>
 
 #include "base/error.h"
+#include "runtime/bandwidth.h"
 #include "runtime/sampler.h"
 
 namespace minimax::cli {
@@ -20,16 +19,9 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-double process_cpu_seconds() {
-  rusage usage{};
-  getrusage(RUSAGE_SELF, &usage);
-  const auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
-  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
-}
-
 // Runs tokens [begin, end) of `ids` at their positions; the last position's logits.
 std::vector<float> prefill_range(Model& model, KvCache& cache, const std::vector<int32_t>& ids,
-                                 int64_t begin, int64_t end) {
+                                 int64_t begin, int64_t end, Progress* progress) {
   std::vector<float> logits;
   for (int64_t start = begin; start < end; start += kPrefillChunk) {
     const int64_t stop = std::min(end, start + kPrefillChunk);
@@ -37,6 +29,7 @@ std::vector<float> prefill_range(Model& model, KvCache& cache, const std::vector
     for (int64_t i = 0; i < stop - start; ++i) positions[i] = static_cast<int32_t>(start + i);
     logits = model.forward(std::span(ids.data() + start, stop - start), positions, cache,
                            LogitsFor::kLastToken);
+    if (progress != nullptr) progress->add(static_cast<uint64_t>(stop - start));
   }
   return logits;
 }
@@ -69,8 +62,13 @@ DepthFill parse_depth_fill(const std::string& value) {
   fail("--depth-fill: unknown value '{}' (expected tile or prefill)", value);
 }
 
+int64_t depth_fill_tokens(int64_t depth, DepthFill fill) {
+  return fill == DepthFill::kTile ? std::min(depth, kTileSource) : depth;
+}
+
 DepthTiming time_decode_at_depth(Model& model, int64_t depth, int64_t gen_tokens, int repeat,
-                                 KvDtype dtype, DepthFill fill, size_t threads) {
+                                 KvDtype dtype, DepthFill fill, size_t threads,
+                                 Progress* progress) {
   if (depth <= 0) fail("--depth: must be > 0, got {}", depth);
   if (fill == DepthFill::kTile && model.plan().ranks > 1)
     fail("--depth-fill tile: copies rank 0's cache only; use --depth-fill prefill under mpirun");
@@ -83,11 +81,11 @@ DepthTiming time_decode_at_depth(Model& model, int64_t depth, int64_t gen_tokens
   auto start = std::chrono::steady_clock::now();
   std::vector<float> logits;
   if (fill == DepthFill::kTile && depth > kTileSource) {
-    logits = prefill_range(model, cache, ids, 0, kTileSource);
+    logits = prefill_range(model, cache, ids, 0, kTileSource, progress);
     tile_rows(cache, kTileSource, depth);
     cache.set_length(depth);
   } else {
-    logits = prefill_range(model, cache, ids, 0, depth);
+    logits = prefill_range(model, cache, ids, 0, depth, progress);
   }
   t.fill_seconds = seconds_since(start);
   const int32_t first = argmax(logits);
@@ -102,6 +100,7 @@ DepthTiming time_decode_at_depth(Model& model, int64_t depth, int64_t gen_tokens
                                    LogitsFor::kLastToken));
     }
     const double wall = seconds_since(start);
+    if (progress != nullptr) progress->add(static_cast<uint64_t>(gen_tokens));
     if (wall < t.decode_seconds) {
       t.decode_seconds = wall;
       t.decode_cpu_share = (process_cpu_seconds() - cpu_start) / (wall * threads);

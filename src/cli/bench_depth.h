@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 
+#include "base/progress.h"
 #include "model/model.h"
 
 namespace minimax::cli {
@@ -18,6 +19,8 @@ enum class DepthFill {
   kPrefill,  // a real prefill of all N tokens, in chunks of 2048
 };
 DepthFill parse_depth_fill(const std::string& value);  // "tile" | "prefill"
+// Tokens prefilled to reach `depth` (for progress).
+int64_t depth_fill_tokens(int64_t depth, DepthFill fill);
 
 struct DepthTiming {
   int64_t depth = 0;
@@ -28,8 +31,9 @@ struct DepthTiming {
 
 // Fills a fresh cache of element type `dtype` to `depth` tokens, then times `gen_tokens` greedy
 // decode steps `repeat` times (each from the same depth) and keeps the fastest. Single process
-// only for kTile (the copy touches rank 0's pool alone).
+// only for kTile (the copy touches rank 0's pool alone). Tokens prefilled and decoded are added
+// to `progress` (may be null).
 DepthTiming time_decode_at_depth(Model& model, int64_t depth, int64_t gen_tokens, int repeat,
-                                 KvDtype dtype, DepthFill fill, size_t threads);
+                                 KvDtype dtype, DepthFill fill, size_t threads, Progress* progress);
 
 }  // namespace minimax::cli

@@ -3,8 +3,9 @@
 # runs repeat byte for byte, a seed repeats a sampled run, --chat renders the template, a stop
 # string cuts the text before it, chat labels reasoning and keeps the conversation (and on the
 # bundled trained model shows its reasoning apart from the answer), bench prints consistent fields
-# (no timing is asserted), every --kv-cache-dtype runs, bench --depth reports each depth. Bad flags
-# fail with the parameter named.
+# (no timing is asserted), every --kv-cache-dtype runs, bench --depth reports each depth, bench
+# --sweep writes every cell (JSON, CSV, SVG) and --compare reads them back. Bad flags fail with
+# the parameter named.
 # Usage: generate_tiny.sh MINIMAX_BINARY SCRATCH_DIR
 set -euo pipefail
 bin=$1
@@ -111,6 +112,28 @@ PY
   for field in "copy bandwidth" "read bandwidth" prefill decode bytes/token achieved ratio; do
     grep -q "^$field" "$work/$arch.bench.txt" || fail "$arch: bench table lacks '$field'"
   done
+  # bench --sweep through the serving engine: every cell, CSV and chart; --compare reads them.
+  "$bin" bench --model "$model" --threads 1 --sweep --sweep-contexts 8,24 --sweep-streams 1,2 \
+    --sweep-tokens 3 --csv "$work/$arch.sweep.csv" --chart "$work/$arch.sweep.svg" --json --quiet \
+    >"$work/$arch.sweep.json" 2>"$work/$arch.sweep.err" || fail "$arch: sweep: $(cat "$work/$arch.sweep.err")"
+  ! grep -q "bench --sweep" "$work/$arch.sweep.err" || fail "$arch: sweep --quiet drew progress"
+  python3 - "$work/$arch.sweep.json" "$work/$arch.sweep.csv" <<'PY' || fail "$arch: sweep output wrong"
+import csv, json, sys
+b = json.load(open(sys.argv[1]))
+cells = [(c["context"], c["streams"]) for c in b["cells"]]
+assert cells == [(8, 1), (8, 2), (24, 1), (24, 2)], cells
+assert all(c["aggregate_tok_s"] > 0 and c["ttft_max_s"] >= c["ttft_mean_s"] > 0 for c in b["cells"])
+rows = list(csv.DictReader(l for l in open(sys.argv[2]) if not l.startswith("#")))
+assert [(int(r["context"]), int(r["streams"])) for r in rows] == cells, rows
+PY
+  grep -c "<polyline" "$work/$arch.sweep.svg" | grep -qx 4 || fail "$arch: sweep chart lines"
+  "$bin" bench --compare "$work/$arch.sweep.csv" "$work/$arch.sweep.csv" --label one --label two \
+    --chart "$work/$arch.compare.svg" >"$work/$arch.compare.txt" || fail "$arch: compare"
+  grep -q " 1.00x" "$work/$arch.compare.txt" || fail "$arch: compare of a run with itself"
+  grep -c "<polyline" "$work/$arch.compare.svg" | grep -qx 8 || fail "$arch: compare chart lines"
+  if "$bin" bench --model "$model" --sweep-streams 2 2>/dev/null; then
+    fail "$arch: --sweep-streams without --sweep ran"
+  fi
 done
 
 # chat separates reasoning from the answer (the server's parser): the trained bundled model reasons
