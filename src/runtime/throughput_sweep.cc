@@ -200,6 +200,7 @@ std::vector<SweepCell> run_throughput_sweep(Model& model, const BpeTokenizer& to
       });
   EngineOptions engine_options;
   engine_options.max_num_seqs = *std::max_element(options.streams.begin(), options.streams.end());
+  engine_options.max_waiting = engine_options.max_num_seqs;  // a cell's requests all queue at once
   engine_options.max_batched_tokens = options.max_batched_tokens;
   engine_options.kv_block_size = options.kv_block_size;
   engine_options.kv_cache_dtype = options.kv_cache_dtype;
