@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "checkpoint/mxfp4_to_fp8_exact.h"
 #include "checkpoint/model_config.h"
+#include "checkpoint/mxfp4_to_fp8_exact.h"
 #include "formats/safetensors_writer.h"
 #include "formats/tensor_store.h"
 
@@ -57,7 +57,9 @@ struct ConvertPlan {
 // multimodal config that keeps it there) replaced by the compressed-tensors FP8_DYNAMIC config;
 // for Fp8Target::kGaudi2 it adds "fp8_dtype_flavor": "float8_e4m3fnuz", which tells vllm-gaudi the
 // weights are already within Gaudi 2's 240 so it must not halve them (spec/formats.md §3.1).
-nlohmann::json converted_config_json(const ModelConfig& model, Fp8Target target);
+// `also_ignore` adds modules outside the model's tensor table (MTP layers) to the ignore list.
+nlohmann::json converted_config_json(const ModelConfig& model, Fp8Target target,
+                                     const std::vector<std::string>& also_ignore = {});
 
 // Builds the plan. Errors name the shard file and tensor: a routed expert that is not MXFP4
 // (U8 weight + U8 weight_scale), a scale tensor whose shape does not match its weight, a routed

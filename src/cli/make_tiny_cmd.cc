@@ -1,8 +1,9 @@
-// `minimax make-tiny --arch m2|m3 --output DIR [--format F] [--seed N] [--shape tiny|bench]`: a
-// deterministic random checkpoint with the real architecture at tiny size, a trained byte-level
-// BPE tokenizer with the MiniMax special tokens, the chat template and generation config: the
-// project's test fixture. `--shape bench` gives the M2 or M3 CPU benchmark shape instead
-// (checkpoint/tiny_config.h; vocabulary padded to 32768).
+// `minimax make-tiny --arch m2|m3 --output DIR [--format F] [--seed N] [--shape tiny|bench]
+// [--mtp-layers N]`: a deterministic random checkpoint with the real architecture at tiny size, a
+// trained byte-level BPE tokenizer with the MiniMax special tokens, the chat template and
+// generation config: the project's test fixture. `--shape bench` gives the M2 or M3 CPU benchmark
+// shape instead (checkpoint/tiny_config.h; vocabulary padded to 32768); `--mtp-layers` adds MTP
+// modules (checkpoint/tiny_checkpoint.h).
 #include <cstdio>
 #include <filesystem>
 
@@ -72,6 +73,7 @@ void register_make_tiny(CLI::App& app) {
   auto seed = std::make_shared<uint64_t>(1);
   auto force = std::make_shared<bool>(false);
   auto shape = std::make_shared<std::string>("tiny");
+  auto mtp_layers = std::make_shared<int>(0);
   cmd->add_option("--arch", *arch, "m2 or m3")->check(CLI::IsMember({"m2", "m3"}));
   cmd->add_option("--output", *output, "Output directory (must not exist)")->required();
   cmd->add_option("--format", *format, "bf16, fp8-block, fp8-channel, mxfp4 or nvfp4");
@@ -81,6 +83,10 @@ void register_make_tiny(CLI::App& app) {
                   "tiny (tests), parallel (tiny, widened for 2-4 ranks), or bench (CPU "
                   "benchmark shape: M2 2.48 B, or M3 with MSA layers)")
       ->check(CLI::IsMember({"tiny", "parallel", "bench"}));
+  cmd->add_option("--mtp-layers", *mtp_layers,
+                  "Add this many multi-token-prediction modules (skipped by the engine; for "
+                  "converter tests), at most the config's num_mtp_modules")
+      ->check(CLI::NonNegativeNumber);
   cmd->callback([=] {
     const Arch a = *arch == "m2" ? Arch::kM2 : Arch::kM3;
     const bool bench = *shape == "bench";
@@ -101,7 +107,7 @@ void register_make_tiny(CLI::App& app) {
                              : *shape == "parallel" ? parallel_config_json(a, padded_vocab)
                                                     : tiny_config_json(a, padded_vocab),
                              *shape + " config");
-      write_tiny_weights(config, out.path(), *seed);
+      write_tiny_weights(config, out.path(), *seed, 2, *mtp_layers);
       nlohmann::ordered_json generation = {
           {"bos_token_id", *BpeTokenizer::from_file(out.file("tokenizer.json")).token_id("]~b]")},
           {"eos_token_id", *BpeTokenizer::from_file(out.file("tokenizer.json")).token_id("[e~[")},
