@@ -8,7 +8,10 @@
 //     warm automaton: the cost of a state not seen before (inside a string nearly every token
 //     is allowed, the worst case; after a key only a few are).
 //   - BM_MaskCold: the same from a brand-new matcher (automaton tables empty).
-//   - BM_MaskWalk_InBoundedString: inside a string with maxLength, where no state repeats.
+//   - BM_MaskWalk_InBoundedString/<maxLength>: inside a string with maxLength (no state
+//     repeats, so every token there pays a walk), 6 characters in; /8 is 2 from its bound.
+//   - BM_BoundedDocumentPerToken: BM_DocumentPerToken for a schema whose strings have
+//     minLength / maxLength, alone, in an array and in a nested object.
 //   - BM_ApplyMask: writing -inf into the 200K logits row.
 //   - BM_TrieBuild: the vocabulary trie, built once per engine.
 // Run: build/bench/grammar_mask_bench (the budget is 10 % of a decode step; docs/api.md).
@@ -109,6 +112,7 @@ void mask_walk(benchmark::State& state, std::string_view prefix) {
   for (uint64_t w : mask) allowed += static_cast<size_t>(__builtin_popcountll(w));
   state.counters["allowed_tokens"] = static_cast<double>(allowed);
   state.counters["trie_nodes"] = static_cast<double>(fixture().trie->node_count());
+  state.counters["automaton_states"] = static_cast<double>(m.state_count());
 }
 void BM_MaskWalk_InString(benchmark::State& s) { mask_walk(s, R"({"name":"Ada Lo)"); }
 void BM_MaskWalk_AfterKey(benchmark::State& s) { mask_walk(s, R"({"name":"Ada","age":)"); }
@@ -120,21 +124,67 @@ BENCHMARK(BM_MaskWalk_AfterKey)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_MaskWalk_InPattern)->Unit(benchmark::kMicrosecond);
 
 // A string with maxLength: every position is its own automaton state (the count differs), so
-// no byte loops back and each token inside pays a full walk.
+// the mask cache never hits there and each token inside pays a walk.
 void BM_MaskWalk_InBoundedString(benchmark::State& state) {
   Fixture& f = fixture();
-  auto grammar = std::make_shared<const Grammar>(
-      json_schema_grammar(nlohmann::ordered_json::parse(R"({"type":"string","maxLength":64})")));
+  const auto schema = nlohmann::ordered_json{{"type", "string"}, {"maxLength", state.range(0)}};
+  auto grammar = std::make_shared<const Grammar>(json_schema_grammar(schema));
   GrammarMatcher m(grammar, f.trie, {f.eos});
-  m.accept_bytes("\"Ada Lo");
+  if (!m.accept_bytes("\"Ada Lo")) {
+    state.SkipWithError("prefix does not fit");
+    return;
+  }
   TokenBitmask mask;
   m.compute_allowed_tokens(mask);
   for (auto _ : state) {
     m.compute_allowed_tokens(mask);
     benchmark::DoNotOptimize(mask.data());
   }
+  size_t allowed = 0;
+  for (uint64_t w : mask) allowed += static_cast<size_t>(__builtin_popcountll(w));
+  state.counters["allowed_tokens"] = static_cast<double>(allowed);
 }
-BENCHMARK(BM_MaskWalk_InBoundedString)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_MaskWalk_InBoundedString)->Arg(8)->Arg(64)->Arg(4096)->Unit(benchmark::kMicrosecond);
+
+// A document whose strings are bounded, followed token by token by a fresh matcher.
+void BM_BoundedDocumentPerToken(benchmark::State& state) {
+  Fixture& f = fixture();
+  static const auto grammar = std::make_shared<const Grammar>(
+      json_schema_grammar(nlohmann::ordered_json::parse(R"({"type":"object","properties":{
+        "title":{"type":"string","minLength":1,"maxLength":64},
+        "tags":{"type":"array","items":{"type":"string","minLength":1,"maxLength":32},
+                "maxItems":8},
+        "author":{"type":"object","properties":{"name":{"type":"string","maxLength":48},
+                  "city":{"type":"string","minLength":2,"maxLength":40}},
+                  "required":["name","city"]},
+        "summary":{"type":"string","maxLength":400}},
+        "required":["title","tags","author","summary"],"additionalProperties":false})")));
+  static const std::vector<int32_t> document = f.tokenizer.encode(
+      R"({"title":"Notes on the Analytical Engine","tags":["mathematics","computing",)"
+      R"("Bernoulli numbers"],"author":{"name":"Ada Lovelace","city":"London"},)"
+      R"("summary":"A translation of Menabrea's paper with seven notes, the last of which )"
+      R"(gives an algorithm for the engine to compute Bernoulli numbers."})",
+      false);
+  size_t states = 0;
+  for (auto _ : state) {
+    GrammarMatcher m(grammar, f.trie, {f.eos});
+    for (int32_t token : document) {
+      const TokenBitmask& mask = m.allowed_tokens();
+      if (!bitmask_test(mask, token) || !m.accept_token(token)) {
+        state.SkipWithError("the document does not fit the grammar");
+        return;
+      }
+    }
+    benchmark::DoNotOptimize(m.allowed_tokens());
+    states = m.state_count();
+  }
+  state.counters["tokens"] = static_cast<double>(document.size());
+  state.counters["automaton_states"] = static_cast<double>(states);
+  state.counters["time_per_token"] = benchmark::Counter(
+      static_cast<double>(document.size()),
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_BoundedDocumentPerToken)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
 void BM_MaskCold_InString(benchmark::State& state) {
   for (auto _ : state) {

@@ -1,8 +1,10 @@
 // AtomicFile: write to a temporary name, rename when complete.
 #include "base/atomic_output.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -30,6 +32,27 @@ void AtomicFile::write(std::span<const uint8_t> bytes) {
     fail("{}: write failed after {} bytes: {}", temp_path_, written_, std::strerror(errno));
   }
   written_ += bytes.size();
+}
+
+void AtomicFile::write_at(uint64_t offset, std::span<const uint8_t> bytes) {
+  if (std::fflush(file_) != 0) fail("{}: flush failed: {}", temp_path_, std::strerror(errno));
+  const int fd = ::fileno(file_);
+  for (size_t done = 0; done < bytes.size();) {
+    const ssize_t n =
+        ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      fail("{}: write of {} bytes at offset {} failed: {}", temp_path_, bytes.size(), offset,
+           n < 0 ? std::strerror(errno) : "nothing written");
+    done += static_cast<size_t>(n);
+  }
+  written_ = std::max<uint64_t>(written_, offset + bytes.size());
+}
+
+void AtomicFile::start_writeback() {
+  // No fflush: write_at has flushed, and this may run on another thread than the writes.
+  // Only a hint: file systems without it (tmpfs) need none.
+  (void)::sync_file_range(::fileno(file_), 0, 0, SYNC_FILE_RANGE_WRITE);
 }
 
 void AtomicFile::write(const std::string& text) {

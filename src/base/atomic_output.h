@@ -19,7 +19,15 @@ class AtomicFile {
 
   void write(std::span<const uint8_t> bytes);
   void write(const std::string& text);
-  uint64_t bytes_written() const { return written_; }
+  // Writes `bytes` at `offset`, for files filled out of order (the sequential write() position
+  // does not move).
+  void write_at(uint64_t offset, std::span<const uint8_t> bytes);
+  // Asks the kernel to start writing what write_at has written so far to disk, without waiting
+  // for it, so that commit()'s fsync overlaps the work still to come instead of following it. It
+  // may block while the file system submits the writes; it may run on another thread than
+  // write_at.
+  void start_writeback();
+  uint64_t bytes_written() const { return written_; }  // the file's size so far
   const std::string& temp_path() const { return temp_path_; }
   const std::string& final_path() const { return final_path_; }
   // Flushes, fsyncs and renames to the final name.

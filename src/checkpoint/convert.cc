@@ -5,7 +5,9 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
+#include <future>
 #include <map>
+#include <memory>
 #include <optional>
 
 #include "base/atomic_output.h"
@@ -19,13 +21,33 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class WriterSink : public ShardSink {
+// Writes the pieces at their offsets after the header. Every 64 MiB it asks the kernel, from
+// another thread (the request can block while ext4 allocates and submits), to start writing what
+// is dirty, so that the disk works while pieces are produced and the fsync before the rename finds
+// little left to do.
+class FileSink : public ShardSink {
  public:
-  explicit WriterSink(SafetensorsWriter& writer) : writer_(writer) {}
-  void put(std::span<const uint8_t> bytes) override { writer_.write(bytes); }
+  FileSink(AtomicFile& file, uint64_t header_bytes) : file_(file), header_bytes_(header_bytes) {}
+  ~FileSink() override {
+    if (writeback_.valid()) writeback_.wait();
+  }
+  void put(const TensorDecl&, uint64_t offset, std::span<const uint8_t> bytes) override {
+    file_.write_at(header_bytes_ + offset, bytes);
+    written_ += bytes.size();
+    const bool idle = !writeback_.valid() ||
+                      writeback_.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+    if (written_ - written_at_kick_ >= (uint64_t{64} << 20) && idle) {
+      writeback_ = std::async(std::launch::async, [this] { file_.start_writeback(); });
+      written_at_kick_ = written_;
+    }
+  }
+  uint64_t written() const { return written_; }
 
  private:
-  SafetensorsWriter& writer_;
+  AtomicFile& file_;
+  uint64_t header_bytes_;
+  uint64_t written_ = 0, written_at_kick_ = 0;
+  std::future<void> writeback_;
 };
 
 // Thrown (and caught below) when a kept shard's bytes differ from what this run produces.
@@ -35,21 +57,20 @@ struct KeptShardDiffers {
 
 class CompareSink : public ShardSink {
  public:
-  CompareSink(const MappedFile& file, uint64_t offset) : file_(file), offset_(offset) {}
-  void begin_tensor(const TensorDecl& decl) override { tensor_ = decl.name; }
-  void put(std::span<const uint8_t> bytes) override {
-    if (offset_ + bytes.size() > file_.size() ||
-        std::memcmp(file_.data() + offset_, bytes.data(), bytes.size()) != 0) {
-      throw KeptShardDiffers{"tensor '" + tensor_ + "'"};
+  CompareSink(const MappedFile& file, uint64_t header_bytes)
+      : file_(file), header_bytes_(header_bytes) {}
+  void put(const TensorDecl& tensor, uint64_t offset, std::span<const uint8_t> bytes) override {
+    const uint64_t at = header_bytes_ + offset;
+    if (at + bytes.size() > file_.size() ||
+        std::memcmp(file_.data() + at, bytes.data(), bytes.size()) != 0) {
+      throw KeptShardDiffers{"tensor '" + tensor.name + "'"};
     }
-    release_file_bytes(file_, offset_, bytes.size());
-    offset_ += bytes.size();
+    release_file_bytes(file_, at, bytes.size());
   }
 
  private:
   const MappedFile& file_;
-  uint64_t offset_;
-  std::string tensor_;
+  uint64_t header_bytes_;
 };
 
 // Re-produces (and so re-verifies in float64) every byte of a shard kept from an interrupted run
@@ -78,23 +99,19 @@ void remove_temporaries(const std::string& dir) {
     if (entry.path().extension() == ".tmp") fs::remove(entry.path());
 }
 
-uint64_t write_shard(const std::string& path, const OutputShard& shard,
-                     const std::vector<TensorDecl>& order, const ConvertOptions& options,
-                     ThreadPool& pool, RowStats& stats, Progress* progress) {
-  std::vector<TensorDecl> decls;
-  for (const OutputTensor& t : shard.tensors) decls.push_back(t.decl);
-  SafetensorsWriter writer(path, decls, converted_shard_metadata());
-  // Resume compares kept shards in `order`; it must be the layout the writer really uses.
-  if (writer.order().size() != order.size())
-    fail("convert: {}: writer layout differs from the planned layout", path);
-  for (size_t i = 0; i < order.size(); ++i)
-    if (writer.order()[i].name != order[i].name)
-      fail("convert: {}: writer layout differs from the planned layout at '{}'", path,
-           order[i].name);
-  WriterSink sink(writer);
+// Writes a shard under its temporary name; the caller commits it (fsync, rename).
+std::unique_ptr<AtomicFile> write_shard(const std::string& path, const OutputShard& shard,
+                                        const std::vector<TensorDecl>& order,
+                                        const ConvertOptions& options, ThreadPool& pool,
+                                        RowStats& stats, Progress* progress) {
+  auto file = std::make_unique<AtomicFile>(path);
+  const std::vector<uint8_t> header = build_safetensors_header(order, converted_shard_metadata());
+  file->write(header);
+  FileSink sink(*file, header.size());
   stream_shard(shard, order, options.target, pool, options.limits, sink, stats, progress);
-  writer.finish();
-  return writer.file_size();
+  if (sink.written() != shard.data_bytes())
+    fail("convert: {}: {} of {} data bytes written", path, sink.written(), shard.data_bytes());
+  return file;
 }
 
 }  // namespace
@@ -129,6 +146,14 @@ ConvertSummary convert_checkpoint(const ConvertOptions& options) {
   summary.dropped_scales = plan.dropped_scales;
   summary.source_bytes = plan.source_bytes;
   std::map<std::string, std::string> weight_map;
+  // A finished shard is fsynced and renamed on another thread while the next one is produced.
+  std::future<void> committing;
+  size_t committed = 0;
+  auto wait_for_commit = [&] {
+    if (!committing.valid()) return;
+    committing.get();  // rethrows a failed fsync or rename
+    if (options.after_shard) options.after_shard(++committed);
+  };
   for (const OutputShard& shard : plan.shards) {
     std::vector<TensorDecl> decls;
     for (const OutputTensor& t : shard.tensors) {
@@ -153,11 +178,14 @@ ConvertSummary convert_checkpoint(const ConvertOptions& options) {
       ++summary.shards_redone;
     }
     RowStats stats;
-    summary.output_bytes += write_shard(path, shard, order, options, pool, stats, bar);
+    std::unique_ptr<AtomicFile> file = write_shard(path, shard, order, options, pool, stats, bar);
+    summary.output_bytes += file->bytes_written();
     summary.rows.merge(stats);
     ++summary.shards_written;
-    if (options.after_shard) options.after_shard(summary.shards_written);
+    wait_for_commit();
+    committing = std::async(std::launch::async, [f = std::move(file)] { f->commit(); });
   }
+  wait_for_commit();
   if (plan.sharded)
     write_safetensors_index(out.file("model.safetensors.index.json"), weight_map,
                             plan.output_bytes);

@@ -42,9 +42,11 @@ std::optional<Mxfp4Source> find_mxfp4(const TensorStore& store, const std::strin
 }
 
 // Roles whose 2-D ".weight" tensors are Linear modules a compressed-tensors loader matches
-// against `targets` / `ignore`.
+// against `targets` / `ignore`. MTP layers (past num_hidden_layers, or under mtp.) are decoder
+// layers plus a Linear eh_proj: the engine skips them, but the config must still describe them.
 bool is_linear_role(TensorRole role) {
   switch (role) {
+    case TensorRole::kMtp:
     case TensorRole::kAttention:
     case TensorRole::kRouter:
     case TensorRole::kRoutedExpert:
@@ -139,9 +141,10 @@ uint64_t OutputShard::data_bytes() const {
 }
 
 nlohmann::json converted_config_json(const ModelConfig& model, const QuantConfig& source,
-                                     Fp8Target target) {
+                                     Fp8Target target, const std::vector<std::string>& also_ignore) {
   nlohmann::json config = model.raw;
   nlohmann::json quant = converted_fp8_config_json(model, source);
+  for (const std::string& module : also_ignore) quant["ignore"].push_back(module);
   if (target == Fp8Target::kGaudi2) quant["fp8_dtype_flavor"] = "float8_e4m3fnuz";
   auto text = config.find("text_config");
   const bool in_text_config = !config.contains("quantization_config") && text != config.end() &&
@@ -227,7 +230,17 @@ ConvertPlan plan_conversion(const TensorStore& source, const ModelConfig& model,
     }
     plan.shards.push_back(std::move(shard));
   }
-  plan.config = converted_config_json(model, quant, target);
+  // MTP layers are not in the tensor table the ignore list comes from: name their Linears (copied,
+  // or MXFP4 written as BF16) so that a loader does not expect FP8 for them.
+  std::vector<std::string> mtp_linears;
+  for (const OutputShard& shard : plan.shards)
+    for (const OutputTensor& t : shard.tensors)
+      if (t.kind != OutputKind::kFp8Weight && t.decl.dtype != DType::kF8_E4M3 &&
+          t.decl.shape.size() == 2 &&
+          ends_with(t.decl.name, kWeightSuffix) &&
+          classify_tensor(t.decl.name, model) == TensorRole::kMtp)
+        mtp_linears.push_back(strip(t.decl.name, kWeightSuffix));
+  plan.config = converted_config_json(model, quant, target, mtp_linears);
   check_config_matches(plan.config, plan, model);
   return plan;
 }

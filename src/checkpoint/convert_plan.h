@@ -60,9 +60,11 @@ struct ConvertPlan {
 // multimodal config that keeps it there) replaced by the compressed-tensors FP8_DYNAMIC config;
 // for Fp8Target::kGaudi2 it adds "fp8_dtype_flavor": "float8_e4m3fnuz", which tells vllm-gaudi the
 // weights are already within Gaudi 2's 240 so it must not halve them (spec/formats.md §3.1).
-// FP8 layers of the Quark source `quant` (copied) are left out of its ignore list.
+// FP8 layers of the Quark source `quant` (copied) are left out of its ignore list; `also_ignore`
+// adds modules outside the model's tensor table (MTP layers) to it.
 nlohmann::json converted_config_json(const ModelConfig& model, const QuantConfig& quant,
-                                     Fp8Target target);
+                                     Fp8Target target,
+                                     const std::vector<std::string>& also_ignore = {});
 
 // Builds the plan for a source whose quantization_config is `quant` (kMxfp4 or kMxfp4Fp8Attn).
 // Errors name the shard file and tensor: a routed expert that is not MXFP4 (U8 weight + U8

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <future>
 #include <map>
+#include <set>
 
 #include "base/error.h"
 
@@ -25,9 +26,9 @@ uint64_t page_size() {
   return page;
 }
 
-// Per-row results of a tensor's scale pass (its F32 weight_scale, which the writer lays out
-// before the FP8 weights), kept for the weight pass of the same shard so that it neither scans
-// the rows again nor can disagree with the scales written. Two bytes per row.
+// The scale each row of an FP8 weight got, recorded while the rows are encoded, for its F32
+// weight_scale tensor (which the file lays out before the weights, and which is written once the
+// weight is done). Two bytes per row; the span only feeds the summary's histogram.
 struct RowScales {
   std::vector<int8_t> exponent;  // S; -126..121 fits
   std::vector<int8_t> span;      // E_hi - E_lo, -1 for an all-zero row (for the histogram)
@@ -39,7 +40,8 @@ struct Piece {
   int64_t begin = 0, end = 0;  // rows
   std::vector<uint8_t>* buffer = nullptr;
   size_t bytes = 0;             // output bytes of the piece
-  RowScales* scales = nullptr;  // scale pass: filled; weight pass: read (or null: scan again)
+  uint64_t offset = 0;          // of its first byte in the shard's data
+  RowScales* scales = nullptr;  // where an FP8 weight records its rows' scales, or null
 };
 
 uint64_t output_row_bytes(const OutputTensor& t) {
@@ -95,14 +97,12 @@ void produce_fp8_row(const Piece& piece, int64_t row, Fp8Target target, RowStats
   const int64_t cols = src.cols;
   const uint8_t* packed = src.weight.data().data() + row * (cols / 2);
   const uint8_t* scales = src.scales.data().data() + row * (cols / 32);
-  int s, span;
+  const Mxfp4RowRange range = scan_row_checked(src, row);
+  const int s = row_scale_checked(src, row, range, target);
+  const int span = row_span(range);
   if (piece.scales != nullptr) {
-    s = piece.scales->exponent[row];
-    span = piece.scales->span[row];
-  } else {
-    const Mxfp4RowRange range = scan_row_checked(src, row);
-    s = row_scale_checked(src, row, range, target);
-    span = row_span(range);
+    piece.scales->exponent[row] = static_cast<int8_t>(s);
+    piece.scales->span[row] = static_cast<int8_t>(span);
   }
   uint8_t* out = piece.buffer->data() + (row - piece.begin) * cols;
   encode_row_fp8(packed, scales, cols, s, out);
@@ -140,20 +140,25 @@ void produce_bf16_row(const Piece& piece, int64_t row, RowStats& stats) {
   stats.add_bf16_row(cols);
 }
 
+// The F32 bits of 2^s (s >= -126: a normal float), decoded again and checked.
+uint32_t scale_bits(const OutputTensor& t, int64_t row, int s) {
+  const uint32_t bits = static_cast<uint32_t>(s + 127) << 23;
+  float written;
+  std::memcpy(&written, &bits, 4);
+  if (static_cast<double>(written) != std::ldexp(1.0, s))
+    fail("convert: tensor '{}' row {}: the F32 scale 0x{:08X} is not 2^{}", t.decl.name, row, bits,
+         s);
+  return bits;
+}
+
 void produce_piece(const Piece& piece, Fp8Target target, RowStats& stats) {
   for (int64_t row = piece.begin; row < piece.end; ++row) {
     switch (piece.tensor->kind) {
       case OutputKind::kFp8Scale: {
+        // Only for a scale tensor whose weight is in another shard.
         const Mxfp4RowRange range = scan_row_checked(piece.tensor->mxfp4, row);
-        const int s = row_scale_checked(piece.tensor->mxfp4, row, range, target);
-        piece.scales->exponent[row] = static_cast<int8_t>(s);
-        piece.scales->span[row] = static_cast<int8_t>(row_span(range));
-        const uint32_t bits = static_cast<uint32_t>(s + 127) << 23;  // exactly 2^s, s >= -126
-        float written;
-        std::memcpy(&written, &bits, 4);
-        if (static_cast<double>(written) != std::ldexp(1.0, s))
-          fail("convert: tensor '{}' row {}: the F32 scale 0x{:08X} is not 2^{}",
-               piece.tensor->decl.name, row, bits, s);
+        const uint32_t bits = scale_bits(
+            *piece.tensor, row, row_scale_checked(piece.tensor->mxfp4, row, range, target));
         std::memcpy(piece.buffer->data() + 4 * (row - piece.begin), &bits, 4);
         break;
       }
@@ -188,32 +193,24 @@ class PieceBatch {
     if (writing_.valid()) writing_.wait();
   }
 
-  // Queues rows [0, rows) of an MXFP4 output tensor in pieces of about piece_bytes.
-  void add_tensor(const OutputTensor& t) {
-    RowScales* scales = nullptr;
-    if (t.kind == OutputKind::kFp8Scale) {
-      scales = &row_scales_[t.mxfp4.weight.info];
-      scales->exponent.assign(t.mxfp4.rows, 0);
-      scales->span.assign(t.mxfp4.rows, 0);
-    } else if (t.kind == OutputKind::kFp8Weight) {
-      auto it = row_scales_.find(t.mxfp4.weight.info);
-      if (it != row_scales_.end()) {
-        scales = &it->second;
-        // The scales must be computed before a piece reads them.
-        for (const Piece& p : slots_[current_].pieces)
-          if (p.scales == scales) {
-            flush();
-            break;
-          }
-      }
-    }
-    const uint64_t row_bytes =
-        t.kind == OutputKind::kFp8Scale ? source_row_bytes(t) : output_row_bytes(t);
+  // Queues rows [0, rows) of an MXFP4 output tensor at `offset` in pieces of about piece_bytes;
+  // the rows' scales are recorded in `scales` when not null.
+  void add_tensor(const OutputTensor& t, uint64_t offset, RowScales* scales) {
+    const uint64_t row_bytes = output_row_bytes(t);
+    // A scale tensor's pieces are bounded by the source they scan, not the 4 bytes a row gives.
+    const uint64_t budget_row_bytes =
+        t.kind == OutputKind::kFp8Scale ? source_row_bytes(t) : row_bytes;
     const int64_t rows_per_piece =
-        static_cast<int64_t>(std::max<uint64_t>(1, limits_.piece_bytes / row_bytes));
+        static_cast<int64_t>(std::max<uint64_t>(1, limits_.piece_bytes / budget_row_bytes));
     for (int64_t row = 0; row < t.mxfp4.rows; row += rows_per_piece) {
       if (slots_[current_].pieces.size() == capacity_) flush();
-      add_rows(t, row, rows_per_piece, scales);
+      Slot& slot = slots_[current_];
+      Piece piece{&t, row, std::min(row + rows_per_piece, t.mxfp4.rows), nullptr, 0, 0, scales};
+      piece.bytes = static_cast<size_t>((piece.end - piece.begin) * row_bytes);
+      piece.offset = offset + static_cast<uint64_t>(row) * row_bytes;
+      piece.buffer = &slot.buffers[slot.pieces.size()];
+      if (piece.buffer->size() < piece.bytes) piece.buffer->resize(piece.bytes);
+      slot.pieces.push_back(piece);
     }
   }
 
@@ -237,23 +234,16 @@ class PieceBatch {
   }
 
   // Copies a tensor's bytes straight from the source mapping.
-  void copy_tensor(const OutputTensor& t) {
+  void copy_tensor(const OutputTensor& t, uint64_t offset) {
     drain();
-    sink_.begin_tensor(t.decl);
     const std::span<const uint8_t> bytes = t.copy_source.data();
     const uint64_t chunk = std::max<uint64_t>(limits_.piece_bytes, 1) * 4;
-    for (uint64_t offset = 0; offset < bytes.size(); offset += chunk) {
-      const uint64_t n = std::min<uint64_t>(chunk, bytes.size() - offset);
-      sink_.put(bytes.subspan(offset, n));
+    for (uint64_t at = 0; at < bytes.size(); at += chunk) {
+      const uint64_t n = std::min<uint64_t>(chunk, bytes.size() - at);
+      sink_.put(t.decl, offset + at, bytes.subspan(at, n));
       if (progress_) progress_->add(n);
-      release_tensor_bytes(t.copy_source, offset, n);
+      release_tensor_bytes(t.copy_source, at, n);
     }
-  }
-
-  // A tensor with no rows: only its place in the file.
-  void empty_tensor(const OutputTensor& t) {
-    drain();
-    sink_.begin_tensor(t.decl);
   }
 
  private:
@@ -262,30 +252,29 @@ class PieceBatch {
     std::vector<std::vector<uint8_t>> buffers;
   };
 
-  void add_rows(const OutputTensor& t, int64_t row, int64_t rows_per_piece, RowScales* scales) {
-    Slot& slot = slots_[current_];
-    Piece piece{&t, row, std::min(row + rows_per_piece, t.mxfp4.rows), nullptr, 0, scales};
-    piece.bytes = static_cast<size_t>((piece.end - piece.begin) * output_row_bytes(t));
-    piece.buffer = &slot.buffers[slot.pieces.size()];
-    if (piece.buffer->size() < piece.bytes) piece.buffer->resize(piece.bytes);
-    slot.pieces.push_back(piece);
-  }
-
   void wait_for_writer() {
     if (writing_.valid()) writing_.get();  // rethrows the sink's error
   }
 
   void write(Slot& slot) {
     for (const Piece& piece : slot.pieces) {
-      if (piece.begin == 0) sink_.begin_tensor(piece.tensor->decl);
-      sink_.put({piece.buffer->data(), piece.bytes});
+      sink_.put(piece.tensor->decl, piece.offset, {piece.buffer->data(), piece.bytes});
       if (progress_) progress_->add(piece.bytes);
-      const Mxfp4Source& src = piece.tensor->mxfp4;
+    }
+    // Then the source rows the batch used, one call per run of a tensor's rows: each call costs
+    // every other thread of the process a TLB flush.
+    for (size_t first = 0; first < slot.pieces.size();) {
+      const Piece& a = slot.pieces[first];
+      size_t last = first;
+      while (last + 1 < slot.pieces.size() && slot.pieces[last + 1].tensor == a.tensor &&
+             slot.pieces[last + 1].begin == slot.pieces[last].end)
+        ++last;
+      const Mxfp4Source& src = a.tensor->mxfp4;
       const uint64_t packed_row = static_cast<uint64_t>(src.cols / 2), scale_row = packed_row / 16;
-      release_tensor_bytes(src.weight, piece.begin * packed_row,
-                           (piece.end - piece.begin) * packed_row);
-      release_tensor_bytes(src.scales, piece.begin * scale_row,
-                           (piece.end - piece.begin) * scale_row);
+      const int64_t rows = slot.pieces[last].end - a.begin;
+      release_tensor_bytes(src.weight, a.begin * packed_row, rows * packed_row);
+      release_tensor_bytes(src.scales, a.begin * scale_row, rows * scale_row);
+      first = last + 1;
     }
     slot.pieces.clear();
   }
@@ -300,7 +289,6 @@ class PieceBatch {
   Slot slots_[2];
   int current_ = 0;
   std::future<void> writing_;
-  std::map<const TensorInfo*, RowScales> row_scales_;
 };
 
 }  // namespace
@@ -341,21 +329,68 @@ void stream_shard(const OutputShard& shard, const std::vector<TensorDecl>& order
                   Progress* progress) {
   std::map<std::string, const OutputTensor*> by_name;
   for (const OutputTensor& t : shard.tensors) by_name[t.decl.name] = &t;
-  std::vector<RowStats> thread_stats(pool.size());
-  PieceBatch batch(target, pool, limits, sink, thread_stats, progress);
+  // Where each tensor's bytes start in the data section: the order's running sum.
+  std::map<std::string, uint64_t> offsets;
+  uint64_t offset = 0;
   for (const TensorDecl& decl : order) {
-    auto it = by_name.find(decl.name);
-    if (it == by_name.end()) fail("convert: '{}' is not in shard {}", decl.name, shard.file_name);
-    const OutputTensor& t = *it->second;
-    if (t.kind == OutputKind::kCopy) {
-      batch.copy_tensor(t);
-    } else if (t.mxfp4.rows == 0) {
-      batch.empty_tensor(t);
-    } else {
-      batch.add_tensor(t);
-    }
+    if (!by_name.count(decl.name))
+      fail("convert: '{}' is not in shard {}", decl.name, shard.file_name);
+    offsets[decl.name] = offset;
+    offset += decl.nbytes();
   }
-  batch.drain();
+  // An FP8 weight records its rows' scales for its scale tensor when both are in this shard (the
+  // usual case); a scale tensor whose weight is in another shard scans the source itself.
+  std::map<const TensorInfo*, const OutputTensor*> scale_of_weight;
+  std::set<const TensorInfo*> fp8_weights;
+  for (const OutputTensor& t : shard.tensors) {
+    if (t.kind == OutputKind::kFp8Scale) scale_of_weight[t.mxfp4.weight.info] = &t;
+    if (t.kind == OutputKind::kFp8Weight) fp8_weights.insert(t.mxfp4.weight.info);
+  }
+  std::map<const TensorInfo*, RowScales> row_scales;
+
+  std::vector<RowStats> thread_stats(pool.size());
+  {
+    PieceBatch batch(target, pool, limits, sink, thread_stats, progress);
+    for (const TensorDecl& decl : order) {
+      const OutputTensor& t = *by_name.at(decl.name);
+      const uint64_t at = offsets.at(decl.name);
+      switch (t.kind) {
+        case OutputKind::kCopy:
+          batch.copy_tensor(t, at);
+          break;
+        case OutputKind::kFp8Scale:
+          if (!fp8_weights.count(t.mxfp4.weight.info) && t.mxfp4.rows > 0)
+            batch.add_tensor(t, at, nullptr);
+          break;
+        case OutputKind::kFp8Weight: {
+          RowScales* scales = nullptr;
+          if (scale_of_weight.count(t.mxfp4.weight.info)) {
+            scales = &row_scales[t.mxfp4.weight.info];
+            scales->exponent.assign(t.mxfp4.rows, 0);
+            scales->span.assign(t.mxfp4.rows, 0);
+          }
+          if (t.mxfp4.rows > 0) batch.add_tensor(t, at, scales);
+          break;
+        }
+        case OutputKind::kBf16Weight:
+          if (t.mxfp4.rows > 0) batch.add_tensor(t, at, nullptr);
+          break;
+      }
+    }
+    batch.drain();
+  }
+  // The scale tensors of the weights just written, from the scales their rows recorded.
+  std::vector<uint8_t> bytes;
+  for (const auto& [weight, scales] : row_scales) {
+    const OutputTensor& t = *scale_of_weight.at(weight);
+    bytes.resize(4 * static_cast<size_t>(t.mxfp4.rows));
+    for (int64_t row = 0; row < t.mxfp4.rows; ++row) {
+      const uint32_t bits = scale_bits(t, row, scales.exponent[row]);
+      std::memcpy(bytes.data() + 4 * row, &bits, 4);
+    }
+    sink.put(t.decl, offsets.at(t.decl.name), bytes);
+    if (progress) progress->add(bytes.size());
+  }
   for (const RowStats& s : thread_stats) stats.merge(s);
 }
 

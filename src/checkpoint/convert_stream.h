@@ -1,10 +1,13 @@
 // Streams the bytes of one output shard of the converter in bounded pieces: routed experts and
 // other MXFP4 weights are re-encoded row chunk by row chunk on the thread pool, every chunk is
-// decoded again in float64 and compared with its source, and the pieces go, in file order, to a
-// sink (the safetensors writer, or a byte comparison with a shard kept from an interrupted run).
-// Source pages are dropped from the process once used, so memory stays bounded by
-// 2 x threads x pieces_per_thread x piece_bytes of buffers (one batch produced while the previous
-// one is written) plus 2 bytes per routed-expert row of the shard, whatever the checkpoint size.
+// checked against its source (float64 values, see mxfp4_to_fp8_exact.h), and the pieces go to a
+// sink (the output file, or a byte comparison with a shard kept from an interrupted run) at their
+// offsets in the file. An FP8 expert is read once: its rows' scales are found while they are
+// encoded, and its F32 scale tensor (which the file lays out before the weights) is written when
+// the weight is done. Source pages are dropped from the process once used, so memory stays
+// bounded by 2 x threads x pieces_per_thread x piece_bytes of buffers (one batch produced while
+// the previous one is written) plus 2 bytes per routed-expert row of the shard, whatever the
+// checkpoint size.
 #pragma once
 
 #include <cstddef>
@@ -22,15 +25,15 @@ namespace minimax {
 class ShardSink {
  public:
   virtual ~ShardSink() = default;
-  // Called before the first byte of each tensor, in file order. The calls for the pieces of
-  // MXFP4 tensors come from a writer thread, one batch at a time (never concurrently).
-  virtual void begin_tensor(const TensorDecl& decl) { (void)decl; }
-  virtual void put(std::span<const uint8_t> bytes) = 0;
+  // Bytes of `tensor` at `offset` of the shard's data (after the header). One call at a time
+  // (from a writer thread, or the caller's); every byte of the shard's data exactly once, FP8 and
+  // BF16 weights and copies in file order, the F32 scale tensors of FP8 weights after them.
+  virtual void put(const TensorDecl& tensor, uint64_t offset, std::span<const uint8_t> bytes) = 0;
 };
 
 struct StreamLimits {
   size_t piece_bytes = size_t{1} << 20;  // output bytes per work piece (at least one row)
-  size_t pieces_per_thread = 2;          // pieces in flight per thread
+  size_t pieces_per_thread = 4;          // pieces in flight per thread
 };
 
 // Streams every tensor of `shard` in `order` (safetensors_write_order of its decls) into `sink`,

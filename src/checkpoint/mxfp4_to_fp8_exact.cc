@@ -9,9 +9,13 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
+#include <vector>
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
+#include <tmmintrin.h>  // SSSE3, used behind a run-time check
+#define MINIMAX_CONVERT_SSSE3 1
 #endif
 
 #include "base/error.h"
@@ -75,27 +79,65 @@ uint8_t fp8_code(int code, int shift) {
 }
 
 // For every shift d that can put a nonzero element on an e4m3 normal (e = k + d in [-6, 8] with
-// k in [-1, 2]), the pair of FP8 codes each packed byte becomes, low element in the low byte.
+// k in [-1, 2]), the FP8 code each of the 16 nibble codes becomes.
 constexpr int kMinShift = -8, kMaxShift = 9;
-struct Fp8PairTables {
-  std::array<std::array<uint16_t, 256>, kMaxShift - kMinShift + 2> pairs{};  // last: zeros only
-  Fp8PairTables() {
+struct Fp8NibbleTables {
+  struct alignas(16) Codes {
+    uint8_t code[16];
+  };
+  std::array<Codes, kMaxShift - kMinShift + 2> by_shift{};  // last: zeros only
+  Fp8NibbleTables() {
     for (int d = kMinShift; d <= kMaxShift + 1; ++d) {
       const int shift = d <= kMaxShift ? d : 1000;  // out of range: nonzero codes -> NaN
-      for (int b = 0; b < 256; ++b)
-        pairs[d - kMinShift][b] =
-            static_cast<uint16_t>(fp8_code(b & 15, shift) | fp8_code(b >> 4, shift) << 8);
+      for (int c = 0; c < 16; ++c) by_shift[d - kMinShift].code[c] = fp8_code(c, shift);
     }
   }
-  const std::array<uint16_t, 256>& for_shift(int d) const {
-    if (d < kMinShift || d > kMaxShift) return pairs.back();
-    return pairs[d - kMinShift];
+  const Codes& for_shift(int d) const {
+    if (d < kMinShift || d > kMaxShift) return by_shift.back();
+    return by_shift[d - kMinShift];
   }
 };
-const Fp8PairTables& fp8_pair_tables() {
-  static const Fp8PairTables table;
+const Fp8NibbleTables& fp8_nibble_tables() {
+  static const Fp8NibbleTables table;
   return table;
 }
+
+bool has_ssse3() {
+#if defined(MINIMAX_CONVERT_SSSE3)
+  static const bool yes = __builtin_cpu_supports("ssse3");
+  return yes;
+#else
+  return false;
+#endif
+}
+
+#if defined(MINIMAX_CONVERT_SSSE3)
+// The 32 bytes table[nibble] of one block's 16 packed bytes, low nibble (even element) first.
+__attribute__((target("ssse3"))) inline void lookup_block_ssse3(const uint8_t* table16,
+                                                                const uint8_t* packed,
+                                                                __m128i* first, __m128i* second) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(packed));
+  const __m128i low4 = _mm_set1_epi8(0x0F);
+  const __m128i lo = _mm_and_si128(v, low4), hi = _mm_and_si128(_mm_srli_epi16(v, 4), low4);
+  const __m128i table = _mm_load_si128(reinterpret_cast<const __m128i*>(table16));
+  const __m128i a = _mm_shuffle_epi8(table, lo), b = _mm_shuffle_epi8(table, hi);
+  *first = _mm_unpacklo_epi8(a, b);
+  *second = _mm_unpackhi_epi8(a, b);
+}
+
+__attribute__((target("ssse3"))) void encode_fp8_ssse3(const uint8_t* packed, const uint8_t* scales,
+                                                       int64_t blocks, int scale_exponent,
+                                                       uint8_t* out) {
+  const Fp8NibbleTables& tables = fp8_nibble_tables();
+  for (int64_t b = 0; b < blocks; ++b) {
+    __m128i first, second;
+    lookup_block_ssse3(tables.for_shift(scales[b] - 127 - scale_exponent).code, packed + b * 16,
+                       &first, &second);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + b * 32), first);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + b * 32 + 16), second);
+  }
+}
+#endif
 
 // BF16 bits of nibble `code` times 2^shift, built from the bit fields; NaN past bf16's range.
 uint16_t bf16_bits(int code, int shift) {
@@ -126,6 +168,69 @@ const VerifyTables& verify_tables() {
   static const VerifyTables table;
   return table;
 }
+
+// The float64 check, decided once per block shift instead of once per element. An element passes
+// when fp8(out) * 2^S == e2m1(code) * 2^(X - 127) in float64 and out is not 0x80 (-0). Every
+// value here is a small integer times a power of two well inside float64's range, so both sides
+// are exact and the test is the same as fp8(out) == e2m1(code) * 2^d with d = X - 127 - S: for each
+// d and code, comparing with all 256 FP8 codes finds the codes that pass. FP8 e4m3fn has one code
+// per finite value and -0 is refused, so there is at most one (`valid` 0xFF) or none (0x00); an
+// element then passes exactly when out == code[nibble] and valid[nibble]. The tables come from
+// the reference decoders only, never from the encoder above.
+struct Fp8CheckEntry {
+  alignas(16) uint8_t code[16];
+  alignas(16) uint8_t valid[16];
+};
+
+Fp8CheckEntry fp8_check_entry(int d) {
+  const VerifyTables& t = verify_tables();
+  Fp8CheckEntry entry{};
+  for (int c = 0; c < 16; ++c) {
+    const double source = t.e2m1[c] * std::ldexp(1.0, d);
+    int found = 0;
+    for (int q = 0; q < 256; ++q) {
+      if (q == 0x80 || !(t.fp8[q] == source)) continue;
+      entry.code[c] = static_cast<uint8_t>(q);
+      ++found;
+    }
+    if (found > 1) fail("convert: FP8 codes are not unique for {} * 2^{}", t.e2m1[c], d);
+    entry.valid[c] = found == 1 ? 0xFF : 0x00;
+  }
+  return entry;
+}
+
+// Every shift a real row has (X in [0, 254], S in [-126, 122]) and more.
+constexpr int kMinCheckShift = -400, kMaxCheckShift = 400;
+const std::vector<Fp8CheckEntry>& fp8_check_entries() {
+  static const std::vector<Fp8CheckEntry> entries = [] {
+    std::vector<Fp8CheckEntry> all;
+    for (int d = kMinCheckShift; d <= kMaxCheckShift; ++d) all.push_back(fp8_check_entry(d));
+    return all;
+  }();
+  return entries;
+}
+
+#if defined(MINIMAX_CONVERT_SSSE3)
+// The first block of the row that fails, or -1 (a whole row per call, so the block check inlines).
+__attribute__((target("ssse3"))) int64_t first_failing_block_ssse3(
+    const std::vector<Fp8CheckEntry>& entries, const uint8_t* packed, const uint8_t* scales,
+    int64_t blocks, int scale_exponent, const uint8_t* fp8) {
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int d = scales[b] - 127 - scale_exponent;
+    if (scales[b] == 0xFF || d < kMinCheckShift || d > kMaxCheckShift) return b;
+    const Fp8CheckEntry& e = entries[d - kMinCheckShift];
+    __m128i code0, code1, valid0, valid1;
+    lookup_block_ssse3(e.code, packed + b * 16, &code0, &code1);
+    lookup_block_ssse3(e.valid, packed + b * 16, &valid0, &valid1);
+    const __m128i out0 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(fp8 + b * 32));
+    const __m128i out1 = _mm_loadu_si128(reinterpret_cast<const __m128i*>(fp8 + b * 32 + 16));
+    const __m128i pass = _mm_and_si128(_mm_and_si128(_mm_cmpeq_epi8(code0, out0), valid0),
+                                       _mm_and_si128(_mm_cmpeq_epi8(code1, out1), valid1));
+    if (_mm_movemask_epi8(pass) != 0xFFFF) return b;
+  }
+  return -1;
+}
+#endif
 
 int nibble(const uint8_t* packed, int64_t col) {
   const uint8_t byte = packed[col / 2];
@@ -204,14 +309,18 @@ std::string describe_unrepresentable_row(const Mxfp4RowRange& range, Fp8Target t
 
 void encode_row_fp8(const uint8_t* packed, const uint8_t* scales, int64_t cols, int scale_exponent,
                     uint8_t* out) {
-  const Fp8PairTables& tables = fp8_pair_tables();
   const int64_t blocks = cols / 32;
+#if defined(MINIMAX_CONVERT_SSSE3)
+  if (has_ssse3()) return encode_fp8_ssse3(packed, scales, blocks, scale_exponent, out);
+#endif
+  const Fp8NibbleTables& tables = fp8_nibble_tables();
   for (int64_t b = 0; b < blocks; ++b) {
-    const std::array<uint16_t, 256>& pairs = tables.for_shift(scales[b] - 127 - scale_exponent);
+    const uint8_t* codes = tables.for_shift(scales[b] - 127 - scale_exponent).code;
     const uint8_t* in = packed + b * 16;
-    uint16_t pair_out[16];
-    for (int i = 0; i < 16; ++i) pair_out[i] = pairs[in[i]];
-    std::memcpy(out + b * 32, pair_out, 32);
+    for (int i = 0; i < 16; ++i) {
+      out[b * 32 + 2 * i] = codes[in[i] & 15];
+      out[b * 32 + 2 * i + 1] = codes[in[i] >> 4];
+    }
   }
 }
 
@@ -236,30 +345,29 @@ void encode_row_bf16(const uint8_t* packed, const uint8_t* scales, int64_t cols,
 
 int64_t first_fp8_mismatch(const uint8_t* packed, const uint8_t* scales, int64_t cols,
                            int scale_exponent, const uint8_t* fp8) {
-  const VerifyTables& t = verify_tables();
-  // Float64 value of every FP8 code times this row's scale; the -0 code is refused outright
-  // (NaN never compares equal).
-  double converted[256];
-  const double row_scale = std::ldexp(1.0, scale_exponent);
-  for (int c = 0; c < 256; ++c) converted[c] = t.fp8[c] * row_scale;
-  converted[0x80] = std::numeric_limits<double>::quiet_NaN();
-  for (int64_t b = 0; b < cols / 32; ++b) {
-    // Float64 value of every e2m1 code in this block; a NaN scale (0xFF) makes all of them NaN.
-    double source[16];
-    const double block_scale = scales[b] == 0xFF ? std::numeric_limits<double>::quiet_NaN()
-                                                 : std::ldexp(1.0, scales[b] - 127);
-    for (int c = 0; c < 16; ++c) source[c] = t.e2m1[c] * block_scale;
+  const std::vector<Fp8CheckEntry>& entries = fp8_check_entries();
+  const int64_t blocks = cols / 32;
+  int64_t b = 0;
+#if defined(MINIMAX_CONVERT_SSSE3)
+  // The fast path finds the first block that is not plainly exact; the scalar loop below then
+  // looks at it (and what follows) element by element.
+  if (has_ssse3()) {
+    b = first_failing_block_ssse3(entries, packed, scales, blocks, scale_exponent, fp8);
+    if (b < 0) return -1;
+  }
+#endif
+  for (; b < blocks; ++b) {
+    // A NaN scale (0xFF) makes every element NaN, which equals nothing.
+    if (scales[b] == 0xFF) return b * 32;
+    const int d = scales[b] - 127 - scale_exponent;
+    const bool tabled = d >= kMinCheckShift && d <= kMaxCheckShift;
+    const Fp8CheckEntry computed = tabled ? Fp8CheckEntry{} : fp8_check_entry(d);
+    const Fp8CheckEntry& e = tabled ? entries[d - kMinCheckShift] : computed;
     const uint8_t* in = packed + b * 16;
     const uint8_t* out = fp8 + b * 32;
-    bool differs = false;
-    for (int i = 0; i < 16; ++i) {
-      differs |= !(source[in[i] & 15] == converted[out[2 * i]]);
-      differs |= !(source[in[i] >> 4] == converted[out[2 * i + 1]]);
-    }
-    if (!differs) continue;
     for (int i = 0; i < 32; ++i) {
       const int code = i % 2 == 0 ? in[i / 2] & 15 : in[i / 2] >> 4;
-      if (!(source[code] == converted[out[i]])) return b * 32 + i;
+      if (!e.valid[code] || out[i] != e.code[code]) return b * 32 + i;
     }
   }
   return -1;
@@ -267,15 +375,38 @@ int64_t first_fp8_mismatch(const uint8_t* packed, const uint8_t* scales, int64_t
 
 int64_t first_bf16_mismatch(const uint8_t* packed, const uint8_t* scales, int64_t cols,
                             const uint8_t* bf16) {
-  const VerifyTables& t = verify_tables();
+  // The same float64 check with the BF16 bit patterns that pass, per block scale byte: found by
+  // decoding every pattern but -0 (0x8000) and NaNs with the reference bf16_to_f32.
+  struct Entry {
+    uint16_t bits[16];
+    bool valid[16];
+  };
+  static const std::vector<Entry> entries = [] {
+    const VerifyTables& t = verify_tables();
+    std::map<double, uint16_t> by_value;
+    for (uint32_t bits = 0; bits < 0x10000; ++bits) {
+      const double v = bf16_to_f32(static_cast<uint16_t>(bits));
+      if (bits == 0x8000 || std::isnan(v)) continue;
+      if (!by_value.emplace(v, static_cast<uint16_t>(bits)).second)
+        fail("convert: BF16 patterns are not unique for {}", v);
+    }
+    std::vector<Entry> all(255);
+    for (int x = 0; x < 255; ++x)
+      for (int c = 0; c < 16; ++c) {
+        auto it = by_value.find(t.e2m1[c] * std::ldexp(1.0, x - 127));
+        all[x].valid[c] = it != by_value.end();
+        all[x].bits[c] = it != by_value.end() ? it->second : 0;
+      }
+    return all;
+  }();
   for (int64_t b = 0; b < cols / 32; ++b) {
-    const double block_scale = std::ldexp(1.0, scales[b] - 127);
+    if (scales[b] == 0xFF) return b * 32;
+    const Entry& e = entries[scales[b]];
     for (int64_t col = b * 32; col < b * 32 + 32; ++col) {
-      const double source = t.e2m1[nibble(packed, col)] * block_scale;
+      const int code = nibble(packed, col);
       uint16_t bits;
       std::memcpy(&bits, bf16 + 2 * col, 2);
-      const double converted = bf16_to_f32(bits);
-      if (scales[b] == 0xFF || bits == 0x8000 || !(source == converted)) return col;
+      if (!e.valid[code] || bits != e.bits[code]) return col;
     }
   }
   return -1;

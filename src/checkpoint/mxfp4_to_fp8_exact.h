@@ -74,7 +74,9 @@ void encode_row_bf16(const uint8_t* packed, const uint8_t* scales, int64_t cols,
 // Float64 verification of an encoded row against the float64 decode of its MXFP4 source, with
 // decoders built from the reference codecs of formats/float_formats.h (not the encoders above).
 // Returns the first column whose decoded value differs, or whose code is a negative zero; -1 when
-// the row is exact.
+// the row is exact. The comparison is decided once per block shift (the one code, if any, whose
+// float64 value equals each source code's) and applied by table lookup; docs/convert.md gives
+// why that is the same test.
 int64_t first_fp8_mismatch(const uint8_t* packed, const uint8_t* scales, int64_t cols,
                            int scale_exponent, const uint8_t* fp8);
 int64_t first_bf16_mismatch(const uint8_t* packed, const uint8_t* scales, int64_t cols,

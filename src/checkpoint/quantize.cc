@@ -13,6 +13,7 @@
 #include "base/progress.h"
 #include "checkpoint/model_config.h"
 #include "checkpoint/tensor_table.h"
+#include "checkpoint/tiny_checkpoint.h"
 #include "checkpoint/weight_codec.h"
 #include "formats/safetensors_writer.h"
 #include "formats/tensor_store.h"
@@ -59,6 +60,10 @@ QuantizeSummary quantize_checkpoint(const QuantizeOptions& options) {
 
   std::map<std::string, TensorSpec> specs;
   for (TensorSpec& s : tensor_table(model)) specs.emplace(s.name, std::move(s));
+  // MTP modules a checkpoint may carry are quantized like the decoder layers they copy (a release
+  // quantizes every Linear its rules do not exclude), so the output's config describes them too.
+  for (TensorSpec& s : mtp_tensor_specs(model, model.num_mtp_modules))
+    specs.emplace(s.name, std::move(s));
 
   TensorStore source(options.input_dir);
   AtomicDirectory out(options.output_dir, options.force);

@@ -10,6 +10,7 @@
 #include "base/atomic_output.h"
 #include "base/error.h"
 #include "base/progress.h"
+#include "checkpoint/arch/architecture.h"
 #include "checkpoint/quant_config.h"
 #include "checkpoint/random_weights.h"
 #include "checkpoint/tensor_table.h"
@@ -70,13 +71,51 @@ std::vector<uint8_t> random_tensor(const TensorSpec& spec, DType dtype, const Mo
 
 }  // namespace
 
+std::vector<TensorSpec> mtp_tensor_specs(const ModelConfig& config, int count) {
+  if (count < 0 || count > config.num_mtp_modules)
+    fail("tiny checkpoint: {} MTP layers asked, the config has num_mtp_modules {}", count,
+         config.num_mtp_modules);
+  const std::string prefix(config.architecture_record().tensor_prefix);
+  const std::string last = prefix + "layers." + std::to_string(config.num_layers - 1) + ".";
+  std::vector<TensorSpec> specs;
+  for (int i = 0; i < count; ++i) {
+    const std::string module =
+        config.arch == Arch::kM2 ? prefix + "layers." + std::to_string(config.num_layers + i) + "."
+                                 : prefix + "mtp.layers." + std::to_string(i) + ".";
+    for (const TensorSpec& spec : tensor_table(config)) {
+      if (spec.name.rfind(last, 0) != 0) continue;
+      TensorSpec copy = spec;
+      copy.name = module + spec.name.substr(last.size());
+      copy.layer = -1;
+      specs.push_back(std::move(copy));
+    }
+    const int64_t h = config.hidden_size;
+    for (const char* norm : {"enorm.weight", "hnorm.weight"}) {
+      TensorSpec s;
+      s.name = module + norm;
+      s.role = TensorRole::kNorm;
+      s.shape = {h};
+      specs.push_back(std::move(s));
+    }
+    TensorSpec eh;
+    eh.name = module + "eh_proj.weight";
+    eh.role = TensorRole::kMtp;
+    eh.shape = {h, 2 * h};
+    eh.linear = true;
+    specs.push_back(std::move(eh));
+  }
+  return specs;
+}
+
 void write_tiny_weights(const ModelConfig& config, const std::string& dir, uint64_t seed,
-                        int min_shards, bool show_progress) {
+                        int min_shards, int mtp_layers, bool show_progress) {
   QuantConfig none;
   none.scheme = QuantScheme::kNone;
   std::vector<TensorDecl> decls;
   std::map<std::string, TensorSpec> specs;
-  for (const TensorSpec& spec : tensor_table(config)) {
+  std::vector<TensorSpec> all = tensor_table(config);
+  for (TensorSpec& spec : mtp_tensor_specs(config, mtp_layers)) all.push_back(std::move(spec));
+  for (const TensorSpec& spec : all) {
     auto stored = stored_tensors(spec, none);
     if (stored.size() != 1) fail("tiny checkpoint: '{}' is not stored as one tensor", spec.name);
     decls.push_back({stored[0].name, stored[0].dtype, stored[0].shape});

@@ -1,9 +1,10 @@
-// `minimax make-tiny --arch m2|m3 --output DIR [--format F] [--seed N] [--shape tiny|bench]`: a
-// deterministic random checkpoint with the real architecture at tiny size, a trained byte-level
-// BPE tokenizer with the MiniMax special tokens, the chat template and generation config: the
-// project's test fixture. `--shape bench` gives the M2 or M3 CPU benchmark shape instead
-// (checkpoint/tiny_config.h; vocabulary padded to 32768). `--hf-config CONFIG.json --layers N`
-// gives a released model's real width instead (make_tiny_hf.cc).
+// `minimax make-tiny --arch m2|m3 --output DIR [--format F] [--seed N] [--shape tiny|bench]
+// [--mtp-layers N]`: a deterministic random checkpoint with the real architecture at tiny size, a
+// trained byte-level BPE tokenizer with the MiniMax special tokens, the chat template and
+// generation config: the project's test fixture. `--shape bench` gives the M2 or M3 CPU benchmark
+// shape instead (checkpoint/tiny_config.h; vocabulary padded to 32768); `--mtp-layers` adds MTP
+// modules (checkpoint/tiny_checkpoint.h). `--hf-config CONFIG.json --layers N` gives a released
+// model's real width instead (make_tiny_hf.cc).
 #include <cstdio>
 #include <filesystem>
 
@@ -91,6 +92,7 @@ void register_make_tiny(CLI::App& app) {
   cmd->add_flag("--quiet", *quiet, "No progress bar");
   auto* arch_option =
       cmd->add_option("--arch", *arch, "m2 or m3")->check(CLI::IsMember({"m2", "m3"}));
+  auto mtp_layers = std::make_shared<int>(0);
   cmd->add_option("--output", *output, "Output directory (must not exist)")->required();
   cmd->add_option(
       "--format", *format,
@@ -103,8 +105,16 @@ void register_make_tiny(CLI::App& app) {
                       "tiny (tests), parallel (tiny, widened for 2-4 ranks), or bench (CPU "
                       "benchmark shape: M2 2.48 B, or M3 with MSA layers)")
           ->check(CLI::IsMember({"tiny", "parallel", "bench"}));
+  auto* mtp_option =
+      cmd->add_option("--mtp-layers", *mtp_layers,
+                      "Add this many multi-token-prediction modules (skipped by the engine; for "
+                      "converter tests), at most the config's num_mtp_modules")
+          ->check(CLI::NonNegativeNumber);
   auto hf = std::make_shared<HfConfigRequest>();
-  add_hf_config_options(cmd, *hf)->excludes(arch_option)->excludes(shape_option);
+  add_hf_config_options(cmd, *hf)
+      ->excludes(arch_option)
+      ->excludes(shape_option)
+      ->excludes(mtp_option);
   cmd->callback([=] {
     if (!hf->config.empty()) return make_tiny_from_hf_config(*hf, *output, *format, *seed, *force);
     const Arch a = *arch == "m2" ? Arch::kM2 : Arch::kM3;
@@ -126,7 +136,7 @@ void register_make_tiny(CLI::App& app) {
                              : *shape == "parallel" ? parallel_config_json(a, padded_vocab)
                                                     : tiny_config_json(a, padded_vocab),
                              *shape + " config");
-      write_tiny_weights(config, out.path(), *seed, 2, !*quiet);
+      write_tiny_weights(config, out.path(), *seed, 2, *mtp_layers, !*quiet);
       write_generation_config(out.path());
       out.commit();
     }

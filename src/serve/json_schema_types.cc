@@ -11,8 +11,8 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr int kMaxStringLength = 4096;  // minLength / maxLength bounds expanded into rules
-constexpr int kMaxItems = 1000;         // minItems / maxItems likewise
+constexpr int kMaxStringLength = 4096;  // minLength / maxLength (a counted repetition)
+constexpr int kMaxItems = 1000;         // minItems / maxItems (expanded into rules)
 
 [[noreturn]] void refuse(const std::string& path, const std::string& message) {
   throw SchemaError(path, message);

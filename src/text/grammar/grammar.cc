@@ -44,9 +44,24 @@ std::string Grammar::to_string() const {
     for (size_t a = 0; a < rules[r].size(); ++a) {
       if (a > 0) text += " |";
       if (rules[r][a].empty()) text += " ()";
-      for (const GrammarElement& e : rules[r][a])
-        text += " " + (e.kind == GrammarElement::Kind::kRule ? rule_names[e.index]
-                                                             : set_text(terminals[e.index]));
+      for (const GrammarElement& e : rules[r][a]) {
+        text += " ";
+        switch (e.kind) {
+          case GrammarElement::Kind::kTerminal:
+            text += set_text(terminals[e.index]);
+            break;
+          case GrammarElement::Kind::kRule:
+            text += rule_names[e.index];
+            break;
+          case GrammarElement::Kind::kRepeat: {
+            const Repetition& rep = repeats[e.index];
+            text += rep.max < 0
+                        ? fmt::format("{}{{{},}}", rule_names[rep.rule], rep.min)
+                        : fmt::format("{}{{{},{}}}", rule_names[rep.rule], rep.min, rep.max);
+            break;
+          }
+        }
+      }
     }
     text += "\n";
   }
@@ -149,17 +164,14 @@ int32_t GrammarBuilder::plus(std::string_view name, ElementSequence element) {
 int32_t GrammarBuilder::repeat(std::string_view name, ElementSequence element, int min, int max) {
   if (min < 0 || (max >= 0 && max < min))
     fail("grammar: repeat {{{},{}}} of {} is empty", min, max, name);
-  ElementSequence sequence;
-  for (int i = 0; i < min; ++i) sequence = concat(std::move(sequence), element);
-  if (max < 0) {
-    sequence.push_back(ref(star(name, element)));
-  } else if (max > min) {
-    // (e (e (e)?)?)? nested, so that the optional copies can only be taken in order.
-    int32_t tail = optional(name, element);
-    for (int i = min + 1; i < max; ++i) tail = optional(name, concat(element, {ref(tail)}));
-    sequence.push_back(ref(tail));
-  }
-  return choice(name, {std::move(sequence)});
+  if (max == 0) return choice(name, {{}});
+  if (max == 1) return min == 1 ? choice(name, {std::move(element)}) : optional(name, element);
+  // One counted element: the matcher keeps the count, so nothing here grows with the bounds.
+  const int32_t body = choice(name, {std::move(element)});
+  grammar_.repeats.push_back({body, min, max});
+  const GrammarElement counted{GrammarElement::Kind::kRepeat,
+                               static_cast<int32_t>(grammar_.repeats.size() - 1)};
+  return choice(name, {{counted}});
 }
 
 Grammar GrammarBuilder::build(int32_t root) {
@@ -170,16 +182,30 @@ Grammar GrammarBuilder::build(int32_t root) {
   for (size_t r = 0; r < n; ++r)
     if (g.rules[r].empty()) fail("grammar: rule {} has no alternative", g.rule_names[r]);
 
+  for (const Repetition& rep : g.repeats)
+    if (rep.rule < 0 || static_cast<size_t>(rep.rule) >= n)
+      fail("grammar: a repetition names rule {}, which does not exist", rep.rule);
+
   // Nullable rules (derive the empty string), by fixed point.
   std::vector<bool> nullable(n, false);
+  auto element_nullable = [&](const GrammarElement& e) {
+    switch (e.kind) {
+      case GrammarElement::Kind::kTerminal:
+        return false;
+      case GrammarElement::Kind::kRule:
+        return static_cast<bool>(nullable[e.index]);
+      case GrammarElement::Kind::kRepeat:
+        return g.repeats[e.index].min == 0 || nullable[g.repeats[e.index].rule];
+    }
+    return false;
+  };
   for (bool changed = true; changed;) {
     changed = false;
     for (size_t r = 0; r < n; ++r) {
       if (nullable[r]) continue;
       for (const ElementSequence& alt : g.rules[r]) {
         bool all = true;
-        for (const GrammarElement& e : alt)
-          if (e.kind == GrammarElement::Kind::kTerminal || !nullable[e.index]) all = false;
+        for (const GrammarElement& e : alt) all = all && element_nullable(e);
         if (all) {
           nullable[r] = changed = true;
           break;
@@ -187,15 +213,17 @@ Grammar GrammarBuilder::build(int32_t root) {
       }
     }
   }
-  // Left edges: rule r can start with rule s without consuming a symbol. A cycle among them is
-  // left recursion, on which a top-down expansion never ends.
+  // Left edges: rule r can start with rule s without consuming a symbol (a counted element
+  // starts with its rule). A cycle among them is left recursion, on which a top-down expansion
+  // never ends.
   std::vector<std::vector<int32_t>> left(n);
   for (size_t r = 0; r < n; ++r)
     for (const ElementSequence& alt : g.rules[r])
       for (const GrammarElement& e : alt) {
         if (e.kind == GrammarElement::Kind::kTerminal) break;
-        left[r].push_back(e.index);
-        if (!nullable[e.index]) break;
+        left[r].push_back(e.kind == GrammarElement::Kind::kRule ? e.index
+                                                                : g.repeats[e.index].rule);
+        if (!element_nullable(e)) break;
       }
   std::vector<int> color(n, 0);  // 0 unseen, 1 on the path, 2 done
   std::vector<std::pair<int32_t, size_t>> path;

@@ -2,9 +2,11 @@
 // (text/grammar/grammar_matcher.h). Terminals are sets of symbols: the 256 byte values, and
 // kMaxGrammarMarkers extra symbols that stand for special tokens the grammar names as a whole (the
 // MiniMax tool-call markers are single tokens, not text). Rules are alternatives of element
-// sequences; repetition is written as right recursion, which the matcher runs without growing
-// its stack. GrammarBuilder checks that no rule can reach itself without consuming a symbol (left
-// recursion), the one shape a top-down matcher cannot run.
+// sequences; unbounded repetition is written as right recursion, which the matcher runs without
+// growing its stack, and bounded repetition (element{min,max}) as one counted element, whose
+// iteration count the matcher carries in its stack, so that a bound of 4096 costs no more grammar
+// than a bound of 2. GrammarBuilder checks that no rule can reach itself without consuming a
+// symbol (left recursion), the one shape a top-down matcher cannot run.
 #pragma once
 
 #include <bitset>
@@ -22,17 +24,25 @@ inline constexpr int marker_symbol(int marker) { return 256 + marker; }
 using SymbolSet = std::bitset<kSymbolCount>;
 
 struct GrammarElement {
-  enum class Kind : uint8_t { kTerminal, kRule };
+  enum class Kind : uint8_t { kTerminal, kRule, kRepeat };
   Kind kind = Kind::kTerminal;
-  int32_t index = 0;  // into Grammar::terminals or Grammar::rules
+  int32_t index = 0;  // into Grammar::terminals, Grammar::rules or Grammar::repeats
 };
 using ElementSequence = std::vector<GrammarElement>;
+
+// `rule` matched between min and max times in a row (max < 0: no upper bound).
+struct Repetition {
+  int32_t rule = 0;
+  int32_t min = 0;
+  int32_t max = -1;
+};
 
 struct Grammar {
   std::vector<SymbolSet> terminals;
   // The special token each marker symbol stands for, by its text (e.g. "<minimax:tool_call>").
   std::vector<std::string> markers;
   std::vector<std::vector<ElementSequence>> rules;  // rule → alternatives
+  std::vector<Repetition> repeats;                  // the counted elements
   std::vector<std::string> rule_names;              // for messages and dumps
   int32_t root = 0;
 
@@ -59,6 +69,7 @@ class GrammarBuilder {
   // A rule with the given alternatives.
   int32_t choice(std::string_view name, std::vector<ElementSequence> alternatives);
   // element? / element* / element+ / element{min,max} (max < 0: unbounded), each a new rule.
+  // repeat() makes a counted element (Grammar::repeats) unless max <= 1.
   int32_t optional(std::string_view name, ElementSequence element);
   int32_t star(std::string_view name, ElementSequence element);
   int32_t plus(std::string_view name, ElementSequence element);

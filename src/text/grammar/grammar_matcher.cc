@@ -34,25 +34,33 @@ GrammarMatcher::GrammarMatcher(std::shared_ptr<const Grammar> grammar,
       fail("grammar: end token {} is outside the vocabulary of {}", t, vocab_->vocab_size());
   none_.assign((static_cast<size_t>(vocab_->vocab_size()) + 63) / 64, 0);
   walk_.resize(vocab_->max_depth() + 1);
+  walk_chars_.resize(vocab_->max_depth() + 1);
 }
 
 void GrammarMatcher::compute_mask(int32_t state, TokenBitmask& mask) {
   mask.assign(none_.size(), 0);
   const TokenTrie& trie = *vocab_;
   walk_[0] = state;
+  walk_chars_[0] = 0;
   const size_t n = trie.node_count();
-  // The looping classes of the last state asked: most nodes share a state.
-  int32_t loops_of = -1;
-  uint8_t loops = 0;
+  auto allow = [&mask](int32_t t) { mask[static_cast<size_t>(t) >> 6] |= uint64_t{1} << (t & 63); };
+  // The text classes whose run from the last state asked can spare a visit: most nodes share a
+  // state.
+  int32_t useful_of = -1;
+  uint8_t useful = 0;
   for (size_t i = 0; i < n;) {
     const uint16_t depth = trie.depth(i);
     const int32_t from = walk_[depth - 1];
-    if (from != loops_of) loops_of = from, loops = looping_classes(from);
-    // Every byte of the subtree loops back to `from` (inside a JSON string, most ASCII text):
-    // all its tokens are allowed, without visiting its nodes.
-    if (trie.subtree_classes(i) & loops) {
-      for (auto [t, end] = trie.subtree_tokens(i); t != end; ++t)
-        mask[static_cast<size_t>(*t) >> 6] |= uint64_t{1} << (*t & 63);
+    // (Asked for every state, so that the test below is almost always false where no run can
+    // help, without a branch on the node's own classes.)
+    if (from != useful_of) {
+      useful_of = from;
+      useful = static_cast<size_t>(from) < useful_.size() && useful_[from] != kUsefulUnknown
+                   ? static_cast<uint8_t>(useful_[from])
+                   : useful_classes(from);
+    }
+    if (const uint8_t classes = trie.subtree_classes(i) & useful;
+        classes != 0 && take_text_subtree(i, from, classes, mask)) {
       i = trie.subtree_end(i);
       continue;
     }
@@ -62,13 +70,13 @@ void GrammarMatcher::compute_mask(int32_t state, TokenBitmask& mask) {
       continue;
     }
     walk_[depth] = next;
-    for (auto [t, end] = trie.node_tokens(i); t != end; ++t)
-      mask[static_cast<size_t>(*t) >> 6] |= uint64_t{1} << (*t & 63);
+    walk_chars_[depth] = walk_chars_[depth - 1] + TokenTrie::is_char_start(trie.byte(i));
+    for (auto [t, end] = trie.node_tokens(i); t != end; ++t) allow(*t);
     ++i;
   }
   for (size_t m = 0; m < marker_tokens_.size(); ++m)
     if (automaton_.next(state, marker_symbol(static_cast<int>(m))) != GrammarAutomaton::kDead)
-      mask[static_cast<size_t>(marker_tokens_[m]) >> 6] |= uint64_t{1} << (marker_tokens_[m] & 63);
+      allow(marker_tokens_[m]);
   // An end token ends the request whatever its bytes (the engine stops at it), so it is allowed
   // exactly where the sentence is complete, even when it is also an ordinary token.
   const bool accepting = automaton_.accepting(state);
@@ -79,20 +87,107 @@ void GrammarMatcher::compute_mask(int32_t state, TokenBitmask& mask) {
   }
 }
 
-uint8_t GrammarMatcher::looping_classes(int32_t state) {
-  if (static_cast<size_t>(state) >= looping_classes_.size())
-    looping_classes_.resize(state + 1, kUnknownClasses);
-  uint8_t& entry = looping_classes_[state];
-  if (entry == kUnknownClasses) {
-    std::array<uint64_t, 2> loops{0, 0};
-    for (int b = 0; b < 128; ++b)
-      if (automaton_.next(state, b) == state) loops[b >> 6] |= uint64_t{1} << (b & 63);
-    const auto& classes = TokenTrie::text_classes();
-    entry = 0;
-    for (size_t k = 0; k < classes.size(); ++k)
-      if ((classes[k][0] & ~loops[0]) == 0 && (classes[k][1] & ~loops[1]) == 0) entry |= 1 << k;
+bool GrammarMatcher::take_text_subtree(size_t i, int32_t from, uint8_t classes,
+                                       TokenBitmask& mask) {
+  // Every token of the subtree is text of each class in `classes`: a class whose run covers the
+  // subtree's characters allows all its tokens; an exact run shorter than that allows those with
+  // no more characters than it. Either way the subtree's nodes need no visit.
+  const TokenTrie& trie = *vocab_;
+  const std::array<uint16_t, kClasses>& runs = class_steps_[from].run;
+  const int height = trie.subtree_chars(i);
+  int exact = -1;
+  bool all = false;
+  for (int k = 0; k < kClasses && !all; ++k) {
+    if (!((classes >> k) & 1)) continue;
+    const int run = runs[k] & ~kRunExact;
+    all = runs[k] == kRunEndless || (height < 255 && height <= run);
+    if (runs[k] & kRunExact) exact = run;
   }
-  return entry;
+  if (!all && exact < 0) return false;
+  auto [t, end] = trie.subtree_tokens(i);
+  if (all) {
+    for (; t != end; ++t) mask[static_cast<size_t>(*t) >> 6] |= uint64_t{1} << (*t & 63);
+    return true;
+  }
+  // A token's characters from node i on: its own less those above node i.
+  const int limit = exact + walk_chars_[trie.depth(i) - 1];
+  const uint16_t* chars = trie.subtree_token_chars(i);
+  for (; t != end; ++t, ++chars)
+    if (*chars <= limit) mask[static_cast<size_t>(*t) >> 6] |= uint64_t{1} << (*t & 63);
+  return true;
+}
+
+GrammarMatcher::ClassSteps& GrammarMatcher::class_steps(int32_t state) {
+  if (class_steps_.size() <= static_cast<size_t>(state)) class_steps_.resize(state + 1);
+  if (!class_steps_[state].known) {
+    // automaton_.next may add states, but never touches class_steps_.
+    std::array<int32_t, 128> next;
+    for (int b = 0; b < 128; ++b) next[b] = automaton_.next(state, b);
+    const int32_t multibyte = automaton_.multibyte_successor(state);
+    ClassSteps& steps = class_steps_[state];
+    const auto& classes = TokenTrie::text_classes();
+    for (int k = 0; k < TokenTrie::kAsciiClasses; ++k) {
+      constexpr int32_t kNone = -4;
+      int32_t shared = kNone;
+      for (int b = 0; b < 128 && shared != GrammarAutomaton::kMixed; ++b)
+        if ((classes[k][b >> 6] >> (b & 63)) & 1)
+          shared = shared == kNone || shared == next[b] ? next[b] : GrammarAutomaton::kMixed;
+      steps.next[k] = shared == kNone ? GrammarAutomaton::kMixed : shared;
+      // The same class with every multi-byte character: they must lead where its ASCII does.
+      steps.next[TokenTrie::kAsciiClasses + k] =
+          multibyte == steps.next[k] ? steps.next[k] : GrammarAutomaton::kMixed;
+    }
+    steps.run.fill(kRunUnknown);
+    steps.known = true;
+  }
+  return class_steps_[state];
+}
+
+// Out of line: the walk calls it once per state; inlined, it crowded the walk's loop.
+__attribute__((noinline)) uint8_t GrammarMatcher::useful_classes(int32_t state) {
+  if (useful_.size() <= static_cast<size_t>(state)) useful_.resize(state + 1, kUsefulUnknown);
+  if (useful_[state] == kUsefulUnknown) {
+    uint8_t useful = 0;
+    for (int k = 0; k < kClasses; ++k)
+      if (class_run(state, k) != 0) useful |= 1 << k;
+    useful_[state] = useful;  // class_run does not touch useful_
+  }
+  return static_cast<uint8_t>(useful_[state]);
+}
+
+uint16_t GrammarMatcher::class_run(int32_t state, int k) {
+  // Follow the states class k leads through until one whose run is known: it loops (endless),
+  // leads nowhere (0, exact), splits (0: no promise), or the horizon is reached (a lower bound;
+  // subtrees deeper than that are walked). Each state before it adds one character.
+  chain_.clear();
+  int32_t s = state;
+  uint16_t run = 0;
+  for (;;) {
+    ClassSteps& steps = class_steps(s);
+    if (steps.run[k] != kRunUnknown) {
+      run = steps.run[k];
+      break;
+    }
+    const int32_t next = steps.next[k];
+    if (next == GrammarAutomaton::kMixed || next == GrammarAutomaton::kDead || next == s) {
+      run = next == GrammarAutomaton::kMixed ? 0 : next == s ? kRunEndless : kRunExact;
+      steps.run[k] = run;
+      break;
+    }
+    if (chain_.size() == kRunHorizon) {
+      // Only the state asked learns its lower bound; the ones after it may see further later.
+      class_steps(state).run[k] = kRunHorizon;
+      return kRunHorizon;
+    }
+    chain_.push_back(s);
+    s = next;
+  }
+  for (size_t j = chain_.size(); j-- > 0;) {
+    if (run != kRunEndless && (run & ~kRunExact) + 1 < kRunEndless)
+      run = static_cast<uint16_t>((run & kRunExact) | ((run & ~kRunExact) + 1));
+    class_steps(chain_[j]).run[k] = run;
+  }
+  return run;
 }
 
 const TokenBitmask& GrammarMatcher::allowed_tokens() {
@@ -102,7 +197,8 @@ const TokenBitmask& GrammarMatcher::allowed_tokens() {
   if (automaton_.state_count() > kMaxStates) {
     state_ = automaton_.reset_keeping(state_);
     mask_cache_.clear();
-    looping_classes_.clear();
+    class_steps_.clear();
+    useful_.clear();
   }
   if (mask_cache_.size() >= kMaxCachedMasks) mask_cache_.clear();
   TokenBitmask& mask = mask_cache_[state_];

@@ -7,6 +7,14 @@
 // tokens of the request) and the output so far is a complete sentence. Masks are cached per
 // automaton state: inside a JSON string or a repeated structure the same states come back.
 //
+// The walk takes whole trie subtrees of text (TokenTrie::subtree_classes: ASCII of one class, or
+// that and any UTF-8 character) without visiting their nodes: all of their tokens when every
+// character of the class leads from the current state back to it (inside a free JSON string), or,
+// inside a counted repetition (a string with maxLength), the tokens with no more characters than
+// iterations are left, found by following the chain of states the class leads through
+// (X_c -> X_c+1 -> ...) until it loops, dies or is kRunHorizon long. So a walk costs about the
+// same at every count, whatever maxLength is.
+//
 // Not thread-safe; the engine's loop thread owns it.
 #pragma once
 
@@ -53,9 +61,29 @@ class GrammarMatcher {
 
  private:
   void compute_mask(int32_t state, TokenBitmask& mask);
-  // The TokenTrie::text_classes() whose bytes all lead from `state` back to it, as bits
-  // (computed once per state).
-  uint8_t looping_classes(int32_t state);
+
+  // Per state and text class k (TokenTrie::kTextClasses): the state every character of class k
+  // leads to (kDead when none is allowed, kMixed when they differ), and the run: how many
+  // characters of class k in a row are allowed from the state, followed up to kRunHorizon
+  // states ahead (kRunEndless: any number). With kRunExact set, every longer string of the class
+  // is refused; without, the run is a lower bound.
+  static constexpr int kClasses = TokenTrie::kTextClasses;
+  static constexpr int kRunHorizon = 24;
+  static constexpr uint16_t kRunUnknown = 0xffff, kRunEndless = 0x7fff, kRunExact = 0x8000;
+  struct ClassSteps {
+    bool known = false;  // `next` filled
+    std::array<int32_t, kClasses> next{};
+    std::array<uint16_t, kClasses> run{};  // kRunUnknown until asked
+  };
+  ClassSteps& class_steps(int32_t state);
+  // Adds the tokens of trie node i's subtree that the runs from `from` of `classes` (a subset of
+  // the subtree's, all useful) allow, when those runs decide every token; false otherwise.
+  bool take_text_subtree(size_t i, int32_t from, uint8_t classes, TokenBitmask& mask);
+  uint16_t class_run(int32_t state, int k);
+  // Bit k: class k's run from `state` can spare a walk (it is not 0 without kRunExact). Every
+  // run of the state is known afterwards.
+  uint8_t useful_classes(int32_t state);
+  static constexpr uint16_t kUsefulUnknown = 0xffff;
 
   std::shared_ptr<const TokenTrie> vocab_;
   GrammarAutomaton automaton_;
@@ -66,8 +94,10 @@ class GrammarMatcher {
   std::unordered_map<int32_t, TokenBitmask> mask_cache_;  // by automaton state
   TokenBitmask none_;                                     // the mask once finished
   std::vector<int32_t> walk_;                             // state per trie depth during a walk
-  static constexpr uint8_t kUnknownClasses = 0xff;
-  std::vector<uint8_t> looping_classes_;  // by automaton state
+  std::vector<uint16_t> walk_chars_;                      // characters read, per trie depth
+  std::vector<ClassSteps> class_steps_;                   // by automaton state
+  std::vector<uint16_t> useful_;                          // useful_classes by automaton state
+  std::vector<int32_t> chain_;                            // scratch of class_run
 };
 
 }  // namespace minimax

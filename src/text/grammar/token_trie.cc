@@ -5,9 +5,9 @@
 #include <numeric>
 
 #include "base/error.h"
+#include "text/grammar/utf8_decoder.h"
 
 namespace minimax {
-
 TokenTrie::TokenTrie(const BpeTokenizer& tokenizer) {
   vocab_size_ = tokenizer.vocab_size();
   std::vector<std::string> bytes(vocab_size_);
@@ -39,15 +39,15 @@ TokenTrie::TokenTrie(const std::vector<std::string>& tokens,
   build(bytes);
 }
 
-const std::array<std::array<uint64_t, 2>, 4>& TokenTrie::text_classes() {
-  static const std::array<std::array<uint64_t, 2>, 4> classes = [] {
+const std::array<std::array<uint64_t, 2>, TokenTrie::kAsciiClasses>& TokenTrie::text_classes() {
+  static const std::array<std::array<uint64_t, 2>, kAsciiClasses> classes = [] {
     auto set = [](std::array<uint64_t, 2>& s, int b, bool on) {
       if (on)
         s[b >> 6] |= uint64_t{1} << (b & 63);
       else
         s[b >> 6] &= ~(uint64_t{1} << (b & 63));
     };
-    std::array<std::array<uint64_t, 2>, 4> c{};
+    std::array<std::array<uint64_t, 2>, kAsciiClasses> c{};
     for (int b = 0x20; b < 0x7f; ++b)
       for (int k = 0; k < 3; ++k) set(c[k], b, true);
     set(c[0], '"', false), set(c[0], '\\', false);
@@ -97,6 +97,8 @@ void TokenTrie::build(const std::vector<std::string>& bytes_by_id) {
     }
     max_depth_ = std::max(max_depth_, s.size());
     tokens_.push_back(id);
+    token_chars_.push_back(static_cast<uint16_t>(std::count_if(
+        s.begin(), s.end(), [](char c) { return is_char_start(static_cast<uint8_t>(c)); })));
     owner.push_back(path.back());
     previous = s;
   }
@@ -108,17 +110,40 @@ void TokenTrie::build(const std::vector<std::string>& bytes_by_id) {
   token_begin_.assign(byte_.size() + 1, 0);
   for (uint32_t node : owner) ++token_begin_[node + 1];
   std::partial_sum(token_begin_.begin(), token_begin_.end(), token_begin_.begin());
-  // Byte classes of subtrees, children before parents: node i's subtree is (i, subtree_end(i)).
+  // Classes of subtrees, children before parents: node i's subtree is (i, subtree_end(i)). The
+  // UTF-8 classes follow a UTF-8 decoder: valid[k][i] has bit s when the subtree read from
+  // decoder state s is well formed (ASCII from class k at character starts).
   const auto& classes = text_classes();
-  subtree_classes_.assign(byte_.size(), 0);
-  for (size_t i = byte_.size(); i-- > 0;) {
-    uint8_t in = 0;
-    for (size_t k = 0; k < classes.size(); ++k)
-      if (byte_[i] < 0x80 && ((classes[k][byte_[i] >> 6] >> (byte_[i] & 63)) & 1)) in |= 1 << k;
+  const size_t n = byte_.size();
+  std::array<std::vector<uint8_t>, kAsciiClasses> valid;
+  for (auto& v : valid) v.assign(n, 0);
+  subtree_classes_.assign(n, 0);
+  subtree_chars_.assign(n, 0);
+  for (size_t i = n; i-- > 0;) {
+    const uint8_t b = byte_[i];
+    uint8_t in_class = 0;  // the byte itself, then (in `ascii`) the whole subtree
+    for (int k = 0; k < kAsciiClasses; ++k)
+      if (b < 0x80 && ((classes[k][b >> 6] >> (b & 63)) & 1)) in_class |= 1 << k;
+    uint8_t ascii = in_class;
+    std::array<uint8_t, kAsciiClasses> children;
+    children.fill(0xff);
+    int chars = 0;
     // The children are the nodes right after i and after each child's subtree.
-    for (size_t child = i + 1; child < subtree_end_[i]; child = subtree_end_[child])
-      in &= subtree_classes_[child];
-    subtree_classes_[i] = in;
+    for (size_t child = i + 1; child < subtree_end_[i]; child = subtree_end_[child]) {
+      ascii &= subtree_classes_[child];
+      for (int k = 0; k < kAsciiClasses; ++k) children[k] &= valid[k][child];
+      chars = std::max(chars, static_cast<int>(subtree_chars_[child]));
+    }
+    uint8_t text = 0;
+    for (int k = 0; k < kAsciiClasses; ++k) {
+      for (int state = 0; state < kUtf8States; ++state) {
+        const int next = utf8_step(state, b, (in_class >> k) & 1);
+        if (next >= 0 && ((children[k] >> next) & 1)) valid[k][i] |= 1 << state;
+      }
+      if (valid[k][i] & 1) text |= 1 << k;
+    }
+    subtree_classes_[i] = static_cast<uint8_t>((ascii & 0x0f) | text << kAsciiClasses);
+    subtree_chars_[i] = static_cast<uint8_t>(std::min(255, chars + (is_char_start(b) ? 1 : 0)));
   }
 }
 

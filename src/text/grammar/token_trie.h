@@ -47,15 +47,28 @@ class TokenTrie {
   std::pair<const int32_t*, const int32_t*> subtree_tokens(size_t i) const {
     return {tokens_.data() + token_begin_[i], tokens_.data() + token_begin_[subtree_end_[i]]};
   }
-  // Bit k set: every byte on the edges of node i's subtree (its own included) is in
-  // text_classes()[k]. A mask walk takes such a subtree whole when all of class k leads from the
-  // current state back to it (every token in it is then allowed). One byte per node keeps the
-  // walk's memory stream small.
+  // Text classes: bit k (k < kAsciiClasses) set when every byte on the edges of node i's subtree
+  // (its own included) is in the ASCII set text_classes()[k]; bit kAsciiClasses + k set when,
+  // read from node i on, every token of the subtree is text of that set or any multi-byte UTF-8
+  // character (well formed; a token may end inside a character). A mask walk takes such a
+  // subtree whole when every character of the class leads from the current state back to it
+  // (inside a free JSON string), or, inside a counted repetition (a string with maxLength),
+  // keeps the tokens with no more characters than the iterations left. One byte per node keeps
+  // the walk's memory stream small.
+  static constexpr int kAsciiClasses = 4, kTextClasses = 2 * kAsciiClasses;
   uint8_t subtree_classes(size_t i) const { return subtree_classes_[i]; }
-  // The ASCII byte sets the walk's shortcut knows (bit b of word b / 64): JSON string text
-  // (printable, no quote or backslash), M2 value text (printable, \n, \t, no '<'), raw text
-  // (printable, \n, \t), and all of ASCII.
-  static const std::array<std::array<uint64_t, 2>, 4>& text_classes();
+  // The characters (bytes that are not UTF-8 continuation bytes) from node i down to the token
+  // of its subtree with the most, at most 255.
+  uint8_t subtree_chars(size_t i) const { return subtree_chars_[i]; }
+  // The characters of each token of subtree_tokens(i), whole, in the same order.
+  const uint16_t* subtree_token_chars(size_t i) const {
+    return token_chars_.data() + token_begin_[i];
+  }
+  // The ASCII byte sets of the text classes (bit b of word b / 64): JSON string text (printable,
+  // no quote or backslash), M2 value text (printable, \n, \t, no '<'), raw text (printable, \n,
+  // \t), and all of ASCII.
+  static const std::array<std::array<uint64_t, 2>, kAsciiClasses>& text_classes();
+  static bool is_char_start(uint8_t byte) { return (byte & 0xC0) != 0x80; }
 
  private:
   void build(const std::vector<std::string>& bytes_by_id);
@@ -66,7 +79,9 @@ class TokenTrie {
   std::vector<uint32_t> subtree_end_;
   std::vector<uint32_t> token_begin_;  // node_count + 1 offsets into tokens_
   std::vector<uint8_t> subtree_classes_;
+  std::vector<uint8_t> subtree_chars_;
   std::vector<int32_t> tokens_;
+  std::vector<uint16_t> token_chars_;  // parallel to tokens_
   size_t max_depth_ = 0;
   std::unordered_map<std::string, int32_t> special_;
   std::string bytes_;                  // every ordinary token's bytes, by id

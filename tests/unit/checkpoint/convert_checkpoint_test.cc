@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <map>
 
 #include "base/atomic_output.h"
 #include "base/error.h"
@@ -15,9 +16,11 @@
 #include "checkpoint/model_config.h"
 #include "checkpoint/quant_config.h"
 #include "checkpoint/quantize.h"
+#include "checkpoint/tensor_table.h"
 #include "checkpoint/tiny_checkpoint.h"
 #include "checkpoint/tiny_config.h"
 #include "checkpoint/validate.h"
+#include "formats/safetensors_writer.h"
 #include "formats/tensor_store.h"
 
 namespace minimax {
@@ -37,11 +40,13 @@ class ConvertCheckpointTest : public ::testing::Test {
   void TearDown() override { fs::remove_all(root_); }
 
   // A tiny MXFP4 checkpoint (2 shards) made the way make-tiny does: BF16, then quantize.
-  std::string make_mxfp4(Arch arch, QuantScheme scheme = QuantScheme::kMxfp4) {
+  std::string make_mxfp4(Arch arch, QuantScheme scheme = QuantScheme::kMxfp4,
+                         int mtp_layers = 0) {
     const std::string name = arch == Arch::kM2 ? "m2" : "m3";
     const std::string bf16 = (root_ / (name + "_bf16")).string();
     fs::create_directories(bf16);
-    write_tiny_weights(parse_model_config(tiny_config_json(arch, 256), "tiny"), bf16, 3);
+    write_tiny_weights(parse_model_config(tiny_config_json(arch, 256), "tiny"), bf16, 3, 2,
+                       mtp_layers);
     write_file_atomic(bf16 + "/tokenizer.json", "{\"tiny\": true}\n");
     const std::string mx = (root_ / (name + "_" + std::string(quant_scheme_name(scheme)))).string();
     quantize_checkpoint({bf16, mx, scheme, false});
@@ -213,6 +218,91 @@ TEST_F(ConvertCheckpointTest, Fp8AttentionIsCopiedAndTheConfigSaysSo) {
     EXPECT_NE(std::string(e.what()).find("Gaudi 2's 240"), std::string::npos) << e.what();
   }
   EXPECT_FALSE(fs::exists(out("g2")));
+}
+
+// MTP modules past num_hidden_layers (M2) or under mtp. (M3) are not routed experts of the model:
+// their MXFP4 weights become BF16 and their Linears must be in the config's ignore list, or
+// validate (and a compressed-tensors loader) would expect FP8 for them.
+TEST_F(ConvertCheckpointTest, MtpLayersConvertAndValidate) {
+  for (Arch arch : {Arch::kM2, Arch::kM3}) {
+    SCOPED_TRACE(arch == Arch::kM2 ? "m2" : "m3");
+    const std::string src = make_mxfp4(arch, QuantScheme::kMxfp4, 2);
+    const ModelConfig model = load_model_config(src);
+    std::string expert, attention;
+    for (const TensorSpec& spec : mtp_tensor_specs(model, 2)) {
+      if (spec.role == TensorRole::kRoutedExpert && expert.empty()) expert = spec.name;
+      if (spec.role == TensorRole::kAttention && attention.empty()) attention = spec.name;
+    }
+    ASSERT_FALSE(expert.empty());
+    ASSERT_FALSE(attention.empty());
+    EXPECT_EQ(TensorStore(src).at(expert).info->dtype, DType::kU8);  // MXFP4 in the source
+
+    const std::string dst = out(arch == Arch::kM2 ? "m2_mtp" : "m3_mtp");
+    const ConvertSummary s = convert_checkpoint(options(src, dst));
+    EXPECT_EQ(s.fp8_weights, static_cast<size_t>(model.num_moe_layers()) * model.num_experts * 3);
+    TensorStore store(dst);
+    EXPECT_EQ(store.at(expert).info->dtype, DType::kBF16);
+    const QuantConfig quant = load_quant_config(dst);
+    EXPECT_FALSE(quant.is_quantized(module_name(expert)));
+    EXPECT_FALSE(quant.is_quantized(module_name(attention)));
+    const ValidateReport report = validate_conversion({src, dst, 0, 2});
+    EXPECT_TRUE(report.ok()) << format_validate_report(report);
+  }
+}
+
+// A weight_scale may sit in another shard than its weight (nothing in the format forbids it): the
+// scale tensor is then produced by scanning the source in its own shard, and every tensor still
+// gets the bytes a conversion with the pair together gives.
+TEST_F(ConvertCheckpointTest, AScaleInAnotherShardThanItsWeight) {
+  const std::string src = make_mxfp4(Arch::kM2);
+  const std::string moved = out("moved_src");
+  fs::create_directories(moved);
+  for (const auto& entry : fs::directory_iterator(src))
+    if (entry.path().extension() != ".safetensors" &&
+        entry.path().filename() != "model.safetensors.index.json")
+      fs::copy(entry.path(), moved + "/" + entry.path().filename().string());
+  // Move one expert's scale from its weight's shard to the other one.
+  TensorStore store(src);
+  ASSERT_EQ(store.num_shards(), 2u);
+  const std::string weight = "model.layers.0.block_sparse_moe.experts.1.w2.weight";
+  const std::string scale = weight + "_scale";
+  const TensorRef w = store.at(weight);
+  size_t from = 0;
+  while (&store.shard(from) != w.file) ++from;
+  ASSERT_EQ(store.at(scale).file, w.file);
+  std::map<std::string, std::string> weight_map;
+  uint64_t total = 0;
+  for (size_t shard = 0; shard < 2; ++shard) {
+    std::vector<TensorRef> refs;
+    for (const TensorInfo& info : store.shard(shard).tensors())
+      if (info.name != scale) refs.push_back({&store.shard(shard), &info});
+    if (shard != from) refs.push_back(store.at(scale));
+    std::vector<TensorDecl> decls;
+    for (const TensorRef& r : refs) decls.push_back({r.info->name, r.info->dtype, r.info->shape});
+    const std::string name = store.shard_names()[shard];
+    SafetensorsWriter writer(moved + "/" + name, decls, {{"format", "pt"}});
+    for (const TensorDecl& d : writer.order())
+      for (const TensorRef& r : refs)
+        if (r.info->name == d.name) writer.write_tensor(d.name, r.data());
+    writer.finish();
+    for (const TensorDecl& d : decls) weight_map[d.name] = name, total += d.nbytes();
+  }
+  write_safetensors_index(moved + "/model.safetensors.index.json", weight_map, total);
+
+  convert_checkpoint(options(src, out("together")));
+  convert_checkpoint(options(moved, out("apart")));
+  TensorStore together(out("together")), apart(out("apart"));
+  EXPECT_NE(apart.at(scale).file, apart.at(weight).file);
+  size_t compared = 0;
+  for (size_t shard = 0; shard < together.num_shards(); ++shard)
+    for (const TensorInfo& info : together.shard(shard).tensors()) {
+      const auto a = together.at(info.name).data(), b = apart.at(info.name).data();
+      ASSERT_TRUE(std::equal(a.begin(), a.end(), b.begin(), b.end())) << info.name;
+      ++compared;
+    }
+  EXPECT_GT(compared, 100u);
+  const ValidateReport report = validate_conversion({moved, out("apart"), 0, 2});
+  EXPECT_TRUE(report.ok()) << format_validate_report(report);
 }
 
 TEST_F(ConvertCheckpointTest, ResumeKeepsFinishedShardsAndIsByteIdentical) {

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <random>
 #include <vector>
 
@@ -227,6 +228,86 @@ TEST(ConvertEncode, VerificationCatchesNegativeZeroAndWrongCodes) {
   EXPECT_EQ(first_fp8_mismatch(row.packed.data(), row.scales.data(), 32, s, out.data()), 5);
   out = encode(row, s);
   EXPECT_EQ(first_fp8_mismatch(row.packed.data(), row.scales.data(), 32, s + 1, out.data()), 1);
+}
+
+// The check compares codes through tables instead of decoding each element to float64; it must
+// give the float64 comparison's verdict (fp8(out) * 2^S == e2m1(code) * 2^(X-127), and out not
+// 0x80) for every code, every output byte, and block scales and row scales across their range,
+// and name the first failing column.
+TEST(ConvertEncode, CheckEqualsTheFloat64ComparisonForEveryCodePair) {
+  for (int x : {0, 1, 2, 60, 120, 127, 128, 135, 200, 253, 254}) {
+    for (int s : {-126, -125, -60, -7, -6, -1, 0, 1, 5, 6, 7, 60, 121, 122}) {
+      for (int code = 0; code < 16; ++code) {
+        Row row;
+        row.add_uniform(static_cast<uint8_t>(code), static_cast<uint8_t>(x));
+        const double source = e2m1_to_f64(static_cast<uint8_t>(code)) * std::ldexp(1.0, x - 127);
+        for (int q = 0; q < 256; ++q) {
+          const bool equal = q != 0x80 && fp8_to_f64(static_cast<uint8_t>(q), Fp8Format::kE4M3FN) *
+                                                  std::ldexp(1.0, s) ==
+                                              source;
+          std::vector<uint8_t> out(32, static_cast<uint8_t>(q));
+          ASSERT_EQ(first_fp8_mismatch(row.packed.data(), row.scales.data(), 32, s, out.data()),
+                    equal ? -1 : 0)
+              << "X " << x << " S " << s << " code " << code << " out 0x" << std::hex << q;
+        }
+      }
+    }
+  }
+}
+
+TEST(ConvertEncode, CheckNamesTheFirstWrongColumnOfLongRows) {
+  std::mt19937 rng(3);
+  for (int trial = 0; trial < 200; ++trial) {
+    Row row;
+    const int blocks = 1 + static_cast<int>(rng() % 40);
+    for (int b = 0; b < blocks; ++b) {
+      std::vector<uint8_t> bytes(16);
+      for (uint8_t& v : bytes) v = static_cast<uint8_t>(rng());
+      row.add_block(bytes, static_cast<uint8_t>(120 + rng() % 8));
+    }
+    const auto s = choose_row_scale(
+        scan_mxfp4_row(row.packed.data(), row.scales.data(), row.cols()), Fp8Target::kOcp);
+    ASSERT_TRUE(s);
+    std::vector<uint8_t> out = encode(row, *s);
+    ASSERT_EQ(first_fp8_mismatch(row.packed.data(), row.scales.data(), row.cols(), *s, out.data()),
+              -1);
+    const int64_t wrong = static_cast<int64_t>(rng() % row.cols());
+    out[wrong] ^= static_cast<uint8_t>(1 + rng() % 255);
+    // Flipping bits of a zero's code may give 0x80 (refused) or another value: either way wrong.
+    EXPECT_EQ(first_fp8_mismatch(row.packed.data(), row.scales.data(), row.cols(), *s, out.data()),
+              wrong);
+  }
+}
+
+TEST(ConvertEncode, Bf16CheckEqualsTheFloat64Comparison) {
+  std::mt19937 rng(9);
+  for (int x : {0, 1, 5, 100, 127, 200, 253, 254}) {
+    for (int code = 0; code < 16; ++code) {
+      Row row;
+      row.add_uniform(static_cast<uint8_t>(code), static_cast<uint8_t>(x));
+      std::vector<uint8_t> good(64);
+      encode_row_bf16(row.packed.data(), row.scales.data(), 32, good.data());
+      uint16_t encoded;
+      std::memcpy(&encoded, good.data(), 2);
+      const double source = e2m1_to_f64(static_cast<uint8_t>(code)) * std::ldexp(1.0, x - 127);
+      std::vector<uint16_t> candidates = {encoded,
+                                          static_cast<uint16_t>(encoded + 1),
+                                          static_cast<uint16_t>(encoded - 1),
+                                          0x0000,
+                                          0x8000,
+                                          0x7FC0,
+                                          0xFF80};
+      for (int k = 0; k < 40; ++k) candidates.push_back(static_cast<uint16_t>(rng()));
+      for (uint16_t bits : candidates) {
+        const bool equal = bits != 0x8000 && static_cast<double>(bf16_to_f32(bits)) == source;
+        std::vector<uint8_t> out(64);
+        for (int i = 0; i < 32; ++i) std::memcpy(out.data() + 2 * i, &bits, 2);
+        ASSERT_EQ(first_bf16_mismatch(row.packed.data(), row.scales.data(), 32, out.data()),
+                  equal ? -1 : 0)
+            << "X " << x << " code " << code << " bits 0x" << std::hex << bits;
+      }
+    }
+  }
 }
 
 // An S that would push elements into e4m3's subnormals (or above 448) breaks the precondition:

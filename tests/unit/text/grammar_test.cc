@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <optional>
 #include <random>
 
 #include "base/error.h"
@@ -47,6 +49,94 @@ TEST(Grammar, LiteralsRepeatsAndChoices) {
   EXPECT_TRUE(accepts(g, "w=abc"));
   EXPECT_FALSE(accepts(g, "w=abC"));
   EXPECT_FALSE(accepts(g, "w=ab "));
+}
+
+// element{min,max} the way it was built before repetitions were counted: min copies, then
+// max - min nested optionals (or a star when max < 0).
+int32_t unrolled_repeat(GrammarBuilder& b, const ElementSequence& element, int min, int max) {
+  ElementSequence sequence;
+  for (int i = 0; i < min; ++i) sequence = concat(std::move(sequence), element);
+  if (max < 0) {
+    sequence.push_back(GrammarBuilder::ref(b.star("star", element)));
+  } else if (max > min) {
+    int32_t tail = b.optional("opt", element);
+    for (int i = min + 1; i < max; ++i)
+      tail = b.optional("opt", concat(element, {GrammarBuilder::ref(tail)}));
+    sequence.push_back(GrammarBuilder::ref(tail));
+  }
+  return b.choice("unrolled", {std::move(sequence)});
+}
+
+// Every string over {a, b, c} up to `length`.
+std::vector<std::string> all_strings(int length) {
+  std::vector<std::string> out{""};
+  for (size_t i = 0; i < out.size(); ++i)
+    if (static_cast<int>(out[i].size()) < length)
+      for (char c : {'a', 'b', 'c'}) out.push_back(out[i] + c);
+  return out;
+}
+
+TEST(Grammar, CountedRepeatsAcceptWhatUnrolledOnesDo) {
+  // Bodies: one byte, a choice of two lengths, a nullable one, and a counted repeat itself.
+  using Body = std::function<ElementSequence(GrammarBuilder&)>;
+  const std::vector<Body> bodies = {
+      [](GrammarBuilder& b) { return b.literal("a"); },
+      [](GrammarBuilder& b) {
+        return ElementSequence{
+            GrammarBuilder::ref(b.choice("ab|c", {b.literal("ab"), b.literal("c")}))};
+      },
+      [](GrammarBuilder& b) {
+        return ElementSequence{GrammarBuilder::ref(b.optional("a?", b.literal("a"))), b.byte('b')};
+      },
+      [](GrammarBuilder& b) {
+        return ElementSequence{GrammarBuilder::ref(b.optional("c?", b.literal("c")))};
+      },
+      [](GrammarBuilder& b) {
+        return ElementSequence{GrammarBuilder::ref(b.repeat("a{1,2}", b.literal("a"), 1, 2))};
+      },
+  };
+  const std::vector<std::string> texts = all_strings(8);
+  for (size_t k = 0; k < bodies.size(); ++k)
+    for (auto [min, max] : std::vector<std::pair<int, int>>{
+             {0, 0}, {0, 1}, {1, 1}, {2, 2}, {0, 3}, {2, 5}, {3, -1}, {0, -1}, {1, -1}}) {
+      SCOPED_TRACE(::testing::Message() << "body " << k << " {" << min << "," << max << "}");
+      GrammarBuilder counted_builder, unrolled_builder;
+      const int32_t counted_root = counted_builder.choice(
+          "root", {concat(concat({counted_builder.byte('[')},
+                                 {GrammarBuilder::ref(counted_builder.repeat(
+                                     "r", bodies[k](counted_builder), min, max))}),
+                          {counted_builder.byte(']')})});
+      const int32_t unrolled_root = unrolled_builder.choice(
+          "root", {concat(concat({unrolled_builder.byte('[')},
+                                 {GrammarBuilder::ref(unrolled_repeat(
+                                     unrolled_builder, bodies[k](unrolled_builder), min, max))}),
+                          {unrolled_builder.byte(']')})});
+      GrammarAutomaton counted(
+          std::make_shared<const Grammar>(counted_builder.build(counted_root)));
+      std::optional<GrammarAutomaton> unrolled;
+      try {
+        unrolled.emplace(std::make_shared<const Grammar>(unrolled_builder.build(unrolled_root)));
+      } catch (const Error&) {
+        // A star over a nullable body is left-recursive, which unrolling could not build; the
+        // counted element has no such limit.
+        ASSERT_LT(max, 0);
+        continue;
+      }
+      auto run = [](GrammarAutomaton& a, const std::string& text) {
+        int32_t s = a.start();
+        for (char c : text)
+          if (s != GrammarAutomaton::kDead) s = a.next(s, static_cast<uint8_t>(c));
+        return s != GrammarAutomaton::kDead && a.accepting(s);
+      };
+      int accepted = 0;
+      for (const std::string& t : texts) {
+        const std::string text = "[" + t + "]";
+        const bool yes = run(counted, text);
+        ASSERT_EQ(yes, run(*unrolled, text)) << text;
+        accepted += yes;
+      }
+      EXPECT_GT(accepted, 0);
+    }
 }
 
 TEST(Grammar, LeftRecursionIsRefused) {
