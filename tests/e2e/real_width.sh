@@ -26,15 +26,7 @@ if ((free_gb < need_gb)); then
   exit 77
 fi
 
-fails=0
-check() {  # check NAME COMMAND...: ok when the command succeeds
-  local name=$1
-  shift
-  if "$@"; then echo "ok   $name"; else
-    echo "FAIL $name"
-    fails=$((fails + 1))
-  fi
-}
+source "$ROOT/scripts/lib/check.sh"
 
 # run_slice NAME CONFIG LAYERS FORMAT
 run_slice() {

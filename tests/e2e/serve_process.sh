@@ -23,15 +23,7 @@ half_sent_request() {
 }
 SERVE=(--threads 2 --max-model-len 1024)
 
-fails=0
-check() {  # check NAME COMMAND...: ok when the command succeeds
-  local name=$1
-  shift
-  if "$@"; then echo "ok   $name"; else
-    echo "FAIL $name"
-    fails=$((fails + 1))
-  fi
-}
+source "$ROOT/scripts/lib/check.sh"
 seconds_since() { awk -v now="$(date +%s.%N)" -v start="$1" 'BEGIN {printf "%.2f", now - start}'; }
 less_than() { awk -v a="$1" -v b="$2" 'BEGIN {exit !(a < b)}'; }
 # ends PID SECONDS: waits up to SECONDS for PID, then SIGKILLs it; sets status to its exit status

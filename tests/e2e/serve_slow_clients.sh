@@ -33,15 +33,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-fails=0
-check() {  # check NAME COMMAND...: ok when the command succeeds
-  local name=$1
-  shift
-  if "$@"; then echo "ok   $name"; else
-    echo "FAIL $name"
-    fails=$((fails + 1))
-  fi
-}
+source "$ROOT/scripts/lib/check.sh"
 threads() { awk '/^Threads/ {print $2}' "/proc/$PID/status"; }
 
 CHAT='{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 4, "temperature": 0}'

@@ -20,6 +20,7 @@
 #include "checkpoint/weight_codec.h"
 #include "formats/safetensors_writer.h"
 #include "formats/tensor_store.h"
+#include "scratch_dir.h"
 
 namespace minimax {
 namespace {
@@ -30,20 +31,6 @@ using nlohmann::json;
 json released(const std::string& name) {
   return read_json_file(std::string(MINIMAX_TEST_DATA) + "/configs/" + name + "/config.json");
 }
-
-class ScratchDir {
- public:
-  explicit ScratchDir(const std::string& name)
-      : path_(fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()))) {
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~ScratchDir() { fs::remove_all(path_); }
-  std::string str() const { return path_.string(); }
-
- private:
-  fs::path path_;
-};
 
 TEST(SliceHfConfig, M3AtFourLayersKeepsThreeDenseAndOneSparseMoeLayer) {
   const json sliced = slice_hf_config(released("m3_mxfp4"), 4, "m3");

@@ -377,15 +377,15 @@ TEST(QuantConfigTest, WrittenConfigsReadBack) {
     const ModelConfig* model;
     std::map<TensorRole, int> quantized;
   };
+  // Block FP8 and MXFP8 quantize every Linear but the router.
+  const std::map<TensorRole, int> m3_every_linear = {{R::kAttention, 60 * 4},
+                                                     {R::kIndexBranch, 57 * 2},
+                                                     {R::kDenseFfn, 3 * 3},
+                                                     {R::kRoutedExpert, m3_experts},
+                                                     {R::kSharedExpert, 57 * 3}};
   const std::vector<Case> cases = {
       {QuantScheme::kFp8Block, &m2, {{R::kAttention, 62 * 4}, {R::kRoutedExpert, m2_experts}}},
-      {QuantScheme::kFp8Block,
-       &m3,
-       {{R::kAttention, 60 * 4},
-        {R::kIndexBranch, 57 * 2},
-        {R::kDenseFfn, 3 * 3},
-        {R::kRoutedExpert, m3_experts},
-        {R::kSharedExpert, 57 * 3}}},
+      {QuantScheme::kFp8Block, &m3, m3_every_linear},
       {QuantScheme::kFp8Channel, &m2, {{R::kRoutedExpert, m2_experts}}},
       {QuantScheme::kFp8Channel, &m3, {{R::kRoutedExpert, m3_experts}}},
       {QuantScheme::kMxfp4, &m2, {{R::kRoutedExpert, m2_experts}}},
@@ -393,13 +393,7 @@ TEST(QuantConfigTest, WrittenConfigsReadBack) {
       {QuantScheme::kNvfp4, &m2, {{R::kRoutedExpert, m2_experts}}},
       {QuantScheme::kNvfp4, &m3, {{R::kRoutedExpert, m3_experts}, {R::kSharedExpert, 57 * 3}}},
       {QuantScheme::kMxfp8, &m2, {{R::kAttention, 62 * 4}, {R::kRoutedExpert, m2_experts}}},
-      {QuantScheme::kMxfp8,
-       &m3,
-       {{R::kAttention, 60 * 4},
-        {R::kIndexBranch, 57 * 2},
-        {R::kDenseFfn, 3 * 3},
-        {R::kRoutedExpert, m3_experts},
-        {R::kSharedExpert, 57 * 3}}},
+      {QuantScheme::kMxfp8, &m3, m3_every_linear},
       {QuantScheme::kMxfp4Fp8Attn, &m2, {{R::kAttention, 62 * 4}, {R::kRoutedExpert, m2_experts}}},
       {QuantScheme::kMxfp4Fp8Attn,
        &m3,

@@ -13,26 +13,12 @@
 #include "formats/safetensors.h"
 #include "formats/safetensors_writer.h"
 #include "formats/tensor_store.h"
+#include "scratch_dir.h"
 
 namespace minimax {
 namespace {
 
 namespace fs = std::filesystem;
-
-class ScratchDir {
- public:
-  explicit ScratchDir(const std::string& name)
-      : path_(fs::temp_directory_path() / (name + "_" + std::to_string(::getpid()))) {
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~ScratchDir() { fs::remove_all(path_); }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-  std::string str() const { return path_.string(); }
-
- private:
-  fs::path path_;
-};
 
 constexpr uint64_t kPast2GiB = (uint64_t{1} << 31) + 4096;
 

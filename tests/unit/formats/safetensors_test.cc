@@ -13,28 +13,12 @@
 #include "base/error.h"
 #include "formats/safetensors_writer.h"
 #include "formats/tensor_store.h"
+#include "scratch_dir.h"
 
 namespace minimax {
 namespace {
 
 namespace fs = std::filesystem;
-
-class TempDir {
- public:
-  TempDir() {
-    path_ = fs::temp_directory_path() /
-            ("minimax_st_" + std::to_string(::getpid()) + "_" + std::to_string(counter_++));
-    fs::remove_all(path_);
-    fs::create_directories(path_);
-  }
-  ~TempDir() { fs::remove_all(path_); }
-  std::string file(const std::string& name) const { return (path_ / name).string(); }
-  std::string str() const { return path_.string(); }
-
- private:
-  fs::path path_;
-  static inline int counter_ = 0;
-};
 
 std::vector<uint8_t> pattern(size_t n, uint8_t seed) {
   std::vector<uint8_t> v(n);
@@ -52,7 +36,7 @@ std::string error_of(const std::function<void()>& fn) {
 }
 
 TEST(Safetensors, EveryDtypeRoundTrips) {
-  TempDir dir;
+  ScratchDir dir("minimax_st");
   std::vector<TensorDecl> decls;
   for (int d = 0; d <= static_cast<int>(DType::kU64); ++d) {
     DType dtype = static_cast<DType>(d);
@@ -90,7 +74,7 @@ TEST(Safetensors, EveryDtypeRoundTrips) {
 }
 
 TEST(Safetensors, ScalarsAndEmptyTensors) {
-  TempDir dir;
+  ScratchDir dir("minimax_st");
   const std::string path = dir.file("s.safetensors");
   SafetensorsWriter writer(path, {{"scalar", DType::kF32, {}}, {"empty", DType::kBF16, {0, 5}}});
   float one = 1.0f;
@@ -107,7 +91,7 @@ TEST(Safetensors, ScalarsAndEmptyTensors) {
 }
 
 TEST(Safetensors, StreamingWritesInPieces) {
-  TempDir dir;
+  ScratchDir dir("minimax_st");
   const std::string path = dir.file("p.safetensors");
   SafetensorsWriter writer(path, {{"a", DType::kU8, {1000}}, {"b", DType::kU8, {3}}});
   auto a = pattern(1000, 3);
@@ -126,7 +110,7 @@ TEST(Safetensors, StreamingWritesInPieces) {
 }
 
 TEST(Safetensors, UnfinishedWriterLeavesNoFile) {
-  TempDir dir;
+  ScratchDir dir("minimax_st");
   const std::string path = dir.file("x.safetensors");
   {
     SafetensorsWriter writer(path, {{"a", DType::kU8, {10}}});
@@ -150,7 +134,7 @@ TEST(Safetensors, HeaderIsPaddedWithSpacesToEightBytes) {
 }
 
 TEST(Safetensors, MissingTensorNamesFileAndTensor) {
-  TempDir dir;
+  ScratchDir dir("minimax_st");
   const std::string path = dir.file("m.safetensors");
   SafetensorsWriter writer(path, {{"a", DType::kU8, {1}}});
   writer.write(pattern(1, 0));
@@ -166,7 +150,7 @@ TEST(Safetensors, WriterRejectsDuplicateNames) {
             std::string::npos);
 }
 
-void write_shards(const TempDir& dir, int count) {
+void write_shards(const ScratchDir& dir, int count) {
   std::vector<TensorDecl> decls;
   for (int i = 0; i < 10; ++i) decls.push_back({"w." + std::to_string(i), DType::kF32, {i + 1, 3}});
   auto shards = plan_shards(decls, 1 << 20, count);
@@ -187,7 +171,7 @@ void write_shards(const TempDir& dir, int count) {
 }
 
 TEST(TensorStore, ReadsShardsThroughTheIndex) {
-  TempDir dir;
+  ScratchDir dir("minimax_st");
   write_shards(dir, 3);
   TensorStore store(dir.str());
   EXPECT_TRUE(store.sharded());
@@ -203,7 +187,7 @@ TEST(TensorStore, ReadsShardsThroughTheIndex) {
 }
 
 TEST(TensorStore, IndexPointingAtTheWrongShardIsAnError) {
-  TempDir dir;
+  ScratchDir dir("minimax_st");
   write_shards(dir, 2);
   auto index = nlohmann::json::parse(read_file(dir.file("model.safetensors.index.json")));
   index["weight_map"]["w.0"] = "model-00002-of-00002.safetensors";
@@ -216,7 +200,7 @@ TEST(TensorStore, IndexPointingAtTheWrongShardIsAnError) {
 }
 
 TEST(TensorStore, MissingShardAndUnlistedTensorAreErrors) {
-  TempDir dir;
+  ScratchDir dir("minimax_st");
   write_shards(dir, 2);
   auto index = nlohmann::json::parse(read_file(dir.file("model.safetensors.index.json")));
   auto original = index;
@@ -233,7 +217,7 @@ TEST(TensorStore, MissingShardAndUnlistedTensorAreErrors) {
 }
 
 TEST(TensorStore, EmptyDirectoryIsAnError) {
-  TempDir dir;
+  ScratchDir dir("minimax_st");
   EXPECT_NE(error_of([&] { TensorStore store(dir.str()); }).find("no model.safetensors"),
             std::string::npos);
 }

@@ -48,6 +48,17 @@ void put_f32(std::vector<uint8_t>& bytes, int64_t index, float v) {
   std::memcpy(bytes.data() + 4 * index, &v, 4);
 }
 
+// `n` e4m3 codes of N(0, 64) values, drawn from a pool of 4096: quantizing every element of the
+// real shapes would dominate the test.
+std::vector<uint8_t> fp8_codes(int64_t n, std::mt19937& rng) {
+  std::vector<uint8_t> pool(4096);
+  std::normal_distribution<double> code_dist(0.0, 64.0);
+  for (auto& code : pool) code = f64_to_fp8(code_dist(rng), Fp8Format::kE4M3FN);
+  std::vector<uint8_t> codes(n);
+  for (auto& code : codes) code = pool[rng() % pool.size()];
+  return codes;
+}
+
 // Values ~ N(0, sd), stored in `format` with fixed, slightly varying scales (any valid codes make
 // a valid weight: the reference decodes what is stored).
 StoredWeight make_weight(WeightFormat format, int64_t rows, int64_t cols, double sd,
@@ -78,13 +89,8 @@ StoredWeight make_weight(WeightFormat format, int64_t rows, int64_t cols, double
       w.scales.resize(n_scales * 4);
       for (int64_t i = 0; i < n_scales; ++i)
         put_f32(w.scales, i, static_cast<float>(sd / 64 * jitter(rng)));
-      // Codes of N(0, 64) values: the weights are then ~N(0, sd) with the scales above. Drawn
-      // from a pool, as quantizing every element of the real shapes would dominate the test.
-      std::vector<uint8_t> pool(4096);
-      std::normal_distribution<double> code_dist(0.0, 64.0);
-      for (auto& code : pool) code = f64_to_fp8(code_dist(rng), Fp8Format::kE4M3FN);
-      w.data.resize(rows * cols);
-      for (auto& code : w.data) code = pool[rng() % pool.size()];
+      // Codes of N(0, 64) values: the weights are then ~N(0, sd) with the scales above.
+      w.data = fp8_codes(rows * cols, rng);
       break;
     }
     case WeightFormat::kMxfp8: {
@@ -93,11 +99,7 @@ StoredWeight make_weight(WeightFormat format, int64_t rows, int64_t cols, double
       for (auto& s : w.scales)
         s = static_cast<uint8_t>(127 + std::lround(std::log2(sd / 64)) +
                                  static_cast<int>(rng() % 2));
-      std::vector<uint8_t> pool(4096);
-      std::normal_distribution<double> code_dist(0.0, 64.0);
-      for (auto& code : pool) code = f64_to_fp8(code_dist(rng), Fp8Format::kE4M3FN);
-      w.data.resize(rows * cols);
-      for (auto& code : w.data) code = pool[rng() % pool.size()];
+      w.data = fp8_codes(rows * cols, rng);
       break;
     }
     case WeightFormat::kMxfp4:
