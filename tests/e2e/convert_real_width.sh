@@ -45,8 +45,8 @@ if [[ -z ${MINIMAX_CONVERT_SLICE:-} ]]; then
     fail "make-tiny: $(cat "$BASE/make-tiny.log")"
   echo "make-tiny took $((SECONDS - start)) s"
 fi
-shards=$(ls "$SRC" | grep -c '\.safetensors$')
-echo "source: $(du -sh "$SRC" | cut -f1) in $shards shards"
+shards=("$SRC"/*.safetensors)
+echo "source: $(du -sh "$SRC" | cut -f1) in ${#shards[@]} shards"
 
 # 1. An uninterrupted conversion, its memory, and the two checks.
 start=$SECONDS
@@ -97,7 +97,7 @@ flip_last_expert "$largest" >/dev/null
 
 # 2. Kill and resume, against the uninterrupted run's checksums (the output itself is removed
 # first: one output on disk at a time).
-(cd "$OUT" && sha256sum * >"$BASE/reference.sha256")
+(cd "$OUT" && sha256sum -- * >"$BASE/reference.sha256")
 rm -rf "$OUT"
 "$MINIMAX" convert --input "$SRC" --output "$OUT" --threads "$THREADS" --quiet \
   >"$BASE/killed.log" 2>&1 &
