@@ -77,6 +77,15 @@ void write_file_atomic(const std::string& path, const std::string& text) {
   f.commit();
 }
 
+void fsync_path(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail("{}: cannot open to fsync: {}", path, std::strerror(errno));
+  const int rc = ::fsync(fd);
+  const int err = errno;
+  ::close(fd);
+  if (rc != 0) fail("{}: fsync failed: {}", path, std::strerror(err));
+}
+
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) fail("{}: cannot open: {}", path, std::strerror(errno));
@@ -126,6 +135,14 @@ void AtomicDirectory::commit() {
   fs::rename(partial_path_, final_path_, ec);
   if (ec) fail("{}: cannot rename to {}: {}", partial_path_, final_path_, ec.message());
   committed_ = true;
+}
+
+void AtomicDirectory::commit_durably() {
+  for (const auto& entry : fs::directory_iterator(partial_path_))
+    if (entry.is_regular_file()) fsync_path(entry.path().string());
+  fsync_path(partial_path_);
+  commit();
+  fsync_path(fs::absolute(final_path_).parent_path().string());
 }
 
 }  // namespace minimax

@@ -44,6 +44,9 @@ class AtomicFile {
 // Writes `text` to `path` atomically.
 void write_file_atomic(const std::string& path, const std::string& text);
 
+// fsync(2) of a file or directory by path; Error naming the path on failure.
+void fsync_path(const std::string& path);
+
 // Reads a whole file into a string; Error naming the path on failure.
 std::string read_file(const std::string& path);
 
@@ -69,7 +72,12 @@ class AtomicDirectory {
   bool resumed() const { return resumed_; }
   std::string file(const std::string& name) const { return partial_path_ + "/" + name; }
   void keep_partial() { keep_ = true; }
+  // Renames the partial directory to the final name.
   void commit();
+  // commit(), durable against a power loss: first fsyncs every regular file in the partial
+  // directory (cheap for files already fsynced) and the directory, so that the files' data and
+  // names are on disk before it gets its final name, then the parent after the rename.
+  void commit_durably();
 
  private:
   std::string final_path_, partial_path_;

@@ -192,7 +192,7 @@ ConvertSummary convert_checkpoint(const ConvertOptions& options) {
   write_file_atomic(out.file("config.json"), plan.config.dump(2) + "\n");
   copy_side_files(options.input_dir, out.path());
   if (progress) progress->finish();
-  out.commit();
+  out.commit_durably();  // the side files too, and every rename
   summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return summary;
 }
