@@ -73,6 +73,7 @@ constexpr int64_t kPrefillChunk = 512;
 struct Timings {
   double prefill_seconds = 1e30, decode_seconds = 1e30, cold_prefill_seconds = 0;
   double prefill_cpu_share = 0;  // as decode_cpu_share, for the fastest prefill
+  double prefill_cpu_seconds = 0;
   // CPU time over wall time × threads while decoding: well below 1 means other processes took
   // the cores (or the threads waited), and the speeds understate the machine.
   double decode_cpu_share = 0;
@@ -104,7 +105,8 @@ Timings time_model(Model& model, const BenchArgs& args, size_t threads, const Co
     const double prefill_wall = seconds_since(start);
     if (prefill_wall < t.prefill_seconds) {
       t.prefill_seconds = prefill_wall;
-      t.prefill_cpu_share = (process_cpu_seconds() - prefill_cpu_start) / (prefill_wall * threads);
+      t.prefill_cpu_seconds = process_cpu_seconds() - prefill_cpu_start;
+      t.prefill_cpu_share = t.prefill_cpu_seconds / (prefill_wall * threads);
     }
     count(args.prompt_tokens);
     start = std::chrono::steady_clock::now();
@@ -162,6 +164,11 @@ void print_table(const nlohmann::ordered_json& r, const BenchArgs& args, const M
                   r["prefill_lm_head_weights"].get<double>() / 1e6,
                   r["activations"].get<std::string>(), r["prefill_ratio_to_peak"].get<double>(),
                   r["prefill_cpu_share"].get<double>()));
+  row("in CPU time",
+      fmt::format("prefill {:.1f} GFLOP per CPU second, the peak loop {:.1f}: {:.3f}",
+                  r["prefill_gflops_per_cpu_second"].get<double>(),
+                  peak["gflops_per_cpu_second"].get<double>(),
+                  r["prefill_ratio_to_peak_cpu_time"].get<double>()));
   row("decode",
       fmt::format("{} tokens in {:.3f} s: {:.2f} tok/s, {:.1f} ms/token", args.gen_tokens, decode_s,
                   r["decode_tok_s"].get<double>(), 1e3 * decode_s / args.gen_tokens));
@@ -288,7 +295,8 @@ void run_bench(const BenchArgs& args) {
       {"compute_peak",
        {{"instruction", dot_instruction_name(batch_dot_instruction())},
         {"gflops", peak.gflops},
-        {"cpu_share", peak.cpu_share}}},
+        {"cpu_share", peak.cpu_share},
+        {"gflops_per_cpu_second", peak.gflops_per_cpu_second}}},
       {"activations", activation_precision_name(engine_activation_precision())},
       {"prompt_tokens", args.prompt_tokens},
       {"cold_prefill_seconds", t.cold_prefill_seconds},
@@ -300,6 +308,11 @@ void run_bench(const BenchArgs& args) {
       {"prefill_gflop", prefill_gflop},
       {"prefill_gflops", prefill_gflop / t.prefill_seconds},
       {"prefill_ratio_to_peak", prefill_gflop / t.prefill_seconds / peak.gflops},
+      // The same in CPU time (prefill's operations per CPU second over the peak loop's): what the
+      // ratio would be on an idle machine, as long as the other load only takes time slices.
+      {"prefill_gflops_per_cpu_second", prefill_gflop / t.prefill_cpu_seconds},
+      {"prefill_ratio_to_peak_cpu_time",
+       prefill_gflop / t.prefill_cpu_seconds / peak.gflops_per_cpu_second},
       {"gen_tokens", args.gen_tokens},
       {"decode_seconds", t.decode_seconds},
       {"decode_tok_s", decode_tps},

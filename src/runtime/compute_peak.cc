@@ -48,10 +48,12 @@ ComputePeak measure_compute_peak(ThreadPool& pool, DotInstruction d, int repeats
     out.seconds = std::min(out.seconds, s);
     wall += s;
   }
-  out.cpu_share = (process_cpu_seconds() - cpu_start) / (wall * pool.size());
+  const double cpu_seconds = process_cpu_seconds() - cpu_start;
+  out.cpu_share = cpu_seconds / (wall * pool.size());
   const double flops = static_cast<double>(iterations) * kDotChains * dot_instruction_flops(d) *
                        static_cast<double>(pool.size());
   out.gflops = flops / out.seconds / 1e9;
+  out.gflops_per_cpu_second = flops * repeats / cpu_seconds / 1e9;
   // Keep the sums observable so the loops cannot be optimised away.
   volatile double keep = sink;
   for (double s : sums) keep = keep + s;

@@ -16,6 +16,9 @@ struct ComputePeak {
   double gflops = 0;     // all threads together, best pass (1 GFLOP = 1e9 operations)
   double seconds = 0;    // the best pass's wall time
   double cpu_share = 0;  // CPU time over wall time × threads during the passes (as Bandwidth)
+  // Operations per CPU second over all passes: the peak of one thread that is not interrupted,
+  // which still means something on a busy machine (compare with work per CPU second).
+  double gflops_per_cpu_second = 0;
 };
 
 // Best of `repeats` passes in which every thread of `pool` runs the loop of `d` for about

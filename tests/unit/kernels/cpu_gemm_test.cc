@@ -169,12 +169,13 @@ TEST_F(CpuGemm, Fp8BlockTiles) {
     }
 }
 
-// More tokens than one block of bf16 activations (256 KiB: 128 tokens at 1000 columns).
-TEST_F(CpuGemm, ManyTokensCrossBlocks) {
-  const Weight w = random_weight(WeightFormat::kBF16, 9, 1000, 0, 0, 300);
-  check(w, 133, 301, "bf16 [9, 1000] x 133");
-  const Weight f = random_weight(WeightFormat::kFp8Block, 9, 1000, 4, 128, 302);
-  check(f, 133, 303, "fp8-block [9, 1000] x 133");
+// More tokens than one block of bf16 activations (512 KiB: 124 tokens at 2100 columns), and
+// rows wider than a column panel (1024: three panels of 704 here).
+TEST_F(CpuGemm, ManyTokensAndWideRows) {
+  const Weight w = random_weight(WeightFormat::kBF16, 9, 2100, 0, 0, 300);
+  check(w, 133, 301, "bf16 [9, 2100] x 133");
+  const Weight f = random_weight(WeightFormat::kFp8Block, 9, 2100, 4, 128, 302);
+  check(f, 133, 303, "fp8-block [9, 2100] x 133");
 }
 
 // Below kBatchTokens a kBF16Batches call is the f32 path, bit for bit.
