@@ -73,7 +73,12 @@ MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void step(const uint16_t* w, int64_t w_stri
   for (int r = 0; r < R; ++r) {
     const uint16_t* p = w + r * w_stride + c * kChunk;
     wv[r] = _mm512_maskz_loadu_epi16(mask, p);
-    if (prefetch) _mm_prefetch(reinterpret_cast<const char*>(p + R * w_stride), _MM_HINT_T1);
+    // Integer arithmetic: past the last rows the address may lie outside the matrix (prefetch
+    // allows that; it is never dereferenced).
+    if (prefetch)
+      _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(p) +
+                                                 static_cast<uintptr_t>(2 * R * w_stride)),
+                   _MM_HINT_T1);
   }
 #pragma GCC unroll 16
   for (int t = 0; t < T; ++t) {
