@@ -170,7 +170,7 @@ void run_part(const Split& s, int64_t part) {
   if (begin < end) s.run(*s.job, begin, end);
 }
 
-// Threads a call of `bytes` of weights with `rows` output rows uses.
+// Threads a call uses: one per min_bytes_per_thread of weight, at most one per kRowAlign rows.
 int64_t thread_parts(const WeightView& w, ThreadPool* pool, const CpuLinearOptions& options) {
   const int64_t threads = pool == nullptr ? 1 : static_cast<int64_t>(pool->size());
   return std::clamp<int64_t>(
@@ -258,12 +258,9 @@ void cpu_linear(const WeightView& w, const float* x, int64_t tokens, float* y, T
 
 void cpu_linear_op(const WeightView& w, const float* x, int64_t tokens, float* y,
                    ThreadPool* pool) {
-  static const CpuLinearOptions engine = [] {
-    CpuLinearOptions o;
-    o.activations = engine_activation_precision();
-    return o;
-  }();
-  run_linear(w, x, tokens, y, pool, engine);
+  CpuLinearOptions options;  // the ISA level as default_cpu_isa() says at each call, as before
+  options.activations = engine_activation_precision();
+  run_linear(w, x, tokens, y, pool, options);
 }
 
 ActivationPrecision engine_activation_precision() {
