@@ -1,5 +1,6 @@
 // `minimax bench --model DIR [--prompt-tokens N] [--gen-tokens N] [--threads T] [--json]`: this
-// machine's copy and read bandwidth measured in the same run with the same threads, then prefill
+// machine's copy and read bandwidth and compute peak (runtime/compute_peak.h) measured in the same
+// run with the same threads, then prefill (and its GFLOP/s against that peak)
 // and decode speed, the active weight bytes per decoded token, the bandwidth decode achieves
 // (bytes/token × tok/s) and its ratio to the measured bandwidth. Greedy decode; no timing is
 // taken before a warm-up pass has faulted the mapped weights in. With --depth N, also the decode
@@ -22,10 +23,13 @@
 #include "cli/parallel_flags.h"
 #include "kernels/backend.h"
 #include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/linear.h"
 #include "model/model.h"
 #include "runtime/bandwidth.h"
+#include "runtime/compute_peak.h"
 #include "runtime/decode_bytes.h"
 #include "runtime/model_session.h"
+#include "runtime/prefill_flops.h"
 #include "runtime/sampler.h"
 
 namespace minimax::cli {
@@ -63,8 +67,13 @@ nlohmann::ordered_json kernel_sources(const KernelOps& ops) {
           {"embedding", source(ops.embedding == ref.embedding)}};
 }
 
+// Tokens per model call in a prefill (ModelSession's chunk); lm_head runs once per chunk.
+constexpr int64_t kPrefillChunk = 512;
+
 struct Timings {
   double prefill_seconds = 1e30, decode_seconds = 1e30, cold_prefill_seconds = 0;
+  double prefill_cpu_share = 0;  // as decode_cpu_share, for the fastest prefill
+  double prefill_cpu_seconds = 0;
   // CPU time over wall time × threads while decoding: well below 1 means other processes took
   // the cores (or the threads waited), and the speeds understate the machine.
   double decode_cpu_share = 0;
@@ -81,7 +90,7 @@ Timings time_model(Model& model, const BenchArgs& args, size_t threads, const Co
   std::vector<int32_t> prompt(args.prompt_tokens);
   SampleRng rng(1234);
   for (int32_t& id : prompt) id = static_cast<int32_t>(rng.next_unit() * model.config().vocab_size);
-  ModelSession session(model, args.prompt_tokens + args.gen_tokens + 1, 512,
+  ModelSession session(model, args.prompt_tokens + args.gen_tokens + 1, kPrefillChunk,
                        kv_cache_dtype(args.kv_cache_dtype));
   Timings t;
   auto start = std::chrono::steady_clock::now();
@@ -91,8 +100,14 @@ Timings time_model(Model& model, const BenchArgs& args, size_t threads, const Co
   for (int r = 0; r < args.repeat; ++r) {
     session.reset();
     start = std::chrono::steady_clock::now();
+    const double prefill_cpu_start = process_cpu_seconds();
     std::vector<float> logits = session.prefill(prompt);
-    t.prefill_seconds = std::min(t.prefill_seconds, seconds_since(start));
+    const double prefill_wall = seconds_since(start);
+    if (prefill_wall < t.prefill_seconds) {
+      t.prefill_seconds = prefill_wall;
+      t.prefill_cpu_seconds = process_cpu_seconds() - prefill_cpu_start;
+      t.prefill_cpu_share = t.prefill_cpu_seconds / (prefill_wall * threads);
+    }
     count(args.prompt_tokens);
     start = std::chrono::steady_clock::now();
     const double cpu_start = process_cpu_seconds();
@@ -133,9 +148,27 @@ void print_table(const nlohmann::ordered_json& r, const BenchArgs& args, const M
   row("threads", fmt::format("{}", threads));
   row("copy bandwidth", fmt::format("{:.2f} GB/s (memcpy of {} MiB)", copy, args.bandwidth_mib));
   row("read bandwidth", fmt::format("{:.2f} GB/s (streaming sum)", read));
+  const auto& peak = r["compute_peak"];
+  row("compute peak",
+      fmt::format("{:.1f} GFLOP/s ({} in registers, {} thread(s), CPU share {:.2f})",
+                  peak["gflops"].get<double>(), peak["instruction"].get<std::string>(), threads,
+                  peak["cpu_share"].get<double>()));
   row("prefill", fmt::format("{} tokens in {:.3f} s: {:.1f} tok/s (first, cold: {:.3f} s)",
                              args.prompt_tokens, prefill_s, r["prefill_tok_s"].get<double>(),
                              r["cold_prefill_seconds"].get<double>()));
+  row("prefill compute",
+      fmt::format("{:.1f} GFLOP/s ({:.3f} GFLOP: {:.1f} M weights/token, lm_head {:.1f} M per "
+                  "chunk; activations {}), {:.3f} of the compute peak; CPU share {:.2f}",
+                  r["prefill_gflops"].get<double>(), r["prefill_gflop"].get<double>(),
+                  r["prefill_weights_per_token"].get<double>() / 1e6,
+                  r["prefill_lm_head_weights"].get<double>() / 1e6,
+                  r["activations"].get<std::string>(), r["prefill_ratio_to_peak"].get<double>(),
+                  r["prefill_cpu_share"].get<double>()));
+  row("in CPU time",
+      fmt::format("prefill {:.1f} GFLOP per CPU second, the peak loop {:.1f}: {:.3f}",
+                  r["prefill_gflops_per_cpu_second"].get<double>(),
+                  peak["gflops_per_cpu_second"].get<double>(),
+                  r["prefill_ratio_to_peak_cpu_time"].get<double>()));
   row("decode",
       fmt::format("{} tokens in {:.3f} s: {:.2f} tok/s, {:.1f} ms/token", args.gen_tokens, decode_s,
                   r["decode_tok_s"].get<double>(), 1e3 * decode_s / args.gen_tokens));
@@ -208,6 +241,7 @@ void run_bench(const BenchArgs& args) {
   BenchMemory memory(*model);
   // Measured after loading, so that under mpirun the other ranks are waiting quietly by then.
   const Bandwidth bw = measure_bandwidth(pool, args.bandwidth_mib << 20);
+  const ComputePeak peak = measure_compute_peak(pool, batch_dot_instruction());
   memory.exclude_bandwidth_test();
   const DecodeBytes bytes = decode_bytes_per_token(model->weights(), model->config());
   std::optional<Progress> progress;
@@ -243,6 +277,8 @@ void run_bench(const BenchArgs& args) {
   const double decode_tps = args.gen_tokens / t.decode_seconds;
   const double achieved_gbps = bytes.total() * decode_tps / 1e9;
   const ModelConfig& c = model->config();
+  const PrefillFlops flops = prefill_flops(model->weights(), c);
+  const double prefill_gflop = flops.total(args.prompt_tokens, kPrefillChunk) / 1e9;
   nlohmann::ordered_json out = {
       {"model", args.model},
       {"architecture", c.architecture},
@@ -256,10 +292,27 @@ void run_bench(const BenchArgs& args) {
       {"read_gbps", bw.read_gbps},
       {"bandwidth_buffer_mib", args.bandwidth_mib},
       {"bandwidth_cpu_share", bw.cpu_share},
+      {"compute_peak",
+       {{"instruction", dot_instruction_name(batch_dot_instruction())},
+        {"gflops", peak.gflops},
+        {"cpu_share", peak.cpu_share},
+        {"gflops_per_cpu_second", peak.gflops_per_cpu_second}}},
+      {"activations", activation_precision_name(engine_activation_precision())},
       {"prompt_tokens", args.prompt_tokens},
       {"cold_prefill_seconds", t.cold_prefill_seconds},
       {"prefill_seconds", t.prefill_seconds},
       {"prefill_tok_s", prefill_tps},
+      {"prefill_cpu_share", t.prefill_cpu_share},
+      {"prefill_weights_per_token", flops.per_token},
+      {"prefill_lm_head_weights", flops.lm_head},
+      {"prefill_gflop", prefill_gflop},
+      {"prefill_gflops", prefill_gflop / t.prefill_seconds},
+      {"prefill_ratio_to_peak", prefill_gflop / t.prefill_seconds / peak.gflops},
+      // The same in CPU time (prefill's operations per CPU second over the peak loop's): what the
+      // ratio would be on an idle machine, as long as the other load only takes time slices.
+      {"prefill_gflops_per_cpu_second", prefill_gflop / t.prefill_cpu_seconds},
+      {"prefill_ratio_to_peak_cpu_time",
+       prefill_gflop / t.prefill_cpu_seconds / peak.gflops_per_cpu_second},
       {"gen_tokens", args.gen_tokens},
       {"decode_seconds", t.decode_seconds},
       {"decode_tok_s", decode_tps},

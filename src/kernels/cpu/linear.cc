@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <string_view>
 
 #include "base/error.h"
 #include "formats/float_formats.h"
@@ -59,6 +61,9 @@ struct AlignedScratch {
     return storage.get() + ((64 - address % 64) % 64);
   }
 };
+
+// The engine's activations when MINIMAX_CPU_ACTIVATIONS is not set.
+constexpr ActivationPrecision kEngineDefault = ActivationPrecision::kF32;
 
 // Prepared activations of one token block must stay in L2 while the block's weight rows stream by.
 constexpr int64_t kTokenBlockBytes = 512 * 1024;
@@ -146,6 +151,10 @@ void permute_activations(const RowKernel& k, const float* x, int64_t tokens, int
   }
 }
 
+int64_t part_boundary(int64_t rows, int64_t p, int64_t parts) {
+  return p >= parts ? rows : std::min(rows, rows * p / parts / kRowAlign * kRowAlign);
+}
+
 struct Split {
   const LinearJob* job;
   cpu_linear_detail::RowRangeFn run;
@@ -156,17 +165,48 @@ struct Split {
 // kRowAlign.
 void run_part(const Split& s, int64_t part) {
   const int64_t rows = s.job->w->rows;
-  auto boundary = [&](int64_t p) {
-    return p >= s.parts ? rows : std::min(rows, rows * p / s.parts / kRowAlign * kRowAlign);
-  };
-  const int64_t begin = boundary(part), end = boundary(part + 1);
+  const int64_t begin = part_boundary(rows, part, s.parts);
+  const int64_t end = part_boundary(rows, part + 1, s.parts);
   if (begin < end) s.run(*s.job, begin, end);
+}
+
+// Threads a call uses: one per min_bytes_per_thread of weight, at most one per kRowAlign rows.
+int64_t thread_parts(const WeightView& w, ThreadPool* pool, const CpuLinearOptions& options) {
+  const int64_t threads = pool == nullptr ? 1 : static_cast<int64_t>(pool->size());
+  return std::clamp<int64_t>(
+      w.rows * weight_row_bytes(w) / std::max<int64_t>(options.min_bytes_per_thread, 1), 1,
+      std::min(threads, (w.rows + kRowAlign - 1) / kRowAlign));
+}
+
+// The batch GEMM for this call, or null (then the row kernels run).
+cpu_linear_detail::GemmRowsFn select_gemm(const WeightView& w, int64_t tokens,
+                                          const CpuLinearOptions& options) {
+  if (options.activations != ActivationPrecision::kBF16Batches || tokens < kBatchTokens ||
+      options.isa != CpuIsa::kAvx512 || !cpu_features().avx512_bf16)
+    return nullptr;
+  return cpu_linear_detail::gemm_bf16_kernel(w);
+}
+
+void run_gemm(cpu_linear_detail::GemmRowsFn gemm, const WeightView& w, const float* x,
+              int64_t tokens, float* y, ThreadPool* pool, const CpuLinearOptions& options) {
+  const int64_t parts = thread_parts(w, pool, options);
+  auto run = [&](int64_t part) {
+    const int64_t begin = part_boundary(w.rows, part, parts);
+    const int64_t end = part_boundary(w.rows, part + 1, parts);
+    if (begin < end) gemm(w, x, tokens, y, begin, end);
+  };
+  if (parts == 1) return run(0);
+  pool->parallel_for(static_cast<size_t>(parts), [&run](size_t begin, size_t end, size_t) {
+    for (size_t p = begin; p < end; ++p) run(static_cast<int64_t>(p));
+  });
 }
 
 void run_linear(const WeightView& w, const float* x, int64_t tokens, float* y, ThreadPool* pool,
                 const CpuLinearOptions& options) {
   check_call(w, x, tokens, y);
   if (tokens == 0) return;
+  if (const auto gemm = select_gemm(w, tokens, options))
+    return run_gemm(gemm, w, x, tokens, y, pool, options);
   const RowKernel kernel = select_kernel(w, options);
 
   // Tokens in blocks whose prepared activations fit in L2: each block is one pass over the
@@ -178,10 +218,7 @@ void run_linear(const WeightView& w, const float* x, int64_t tokens, float* y, T
   void* prepared =
       scratch.get(static_cast<size_t>(std::min(tokens, block) * stride * element_bytes));
 
-  const int64_t threads = pool == nullptr ? 1 : static_cast<int64_t>(pool->size());
-  const int64_t parts = std::clamp<int64_t>(
-      w.rows * weight_row_bytes(w) / std::max<int64_t>(options.min_bytes_per_thread, 1), 1,
-      std::min(threads, (w.rows + kRowAlign - 1) / kRowAlign));
+  const int64_t parts = thread_parts(w, pool, options);
   for (int64_t t0 = 0; t0 < tokens; t0 += block) {
     const int64_t n = std::min(block, tokens - t0);
     if (kernel.bf16_x) {
@@ -221,7 +258,33 @@ void cpu_linear(const WeightView& w, const float* x, int64_t tokens, float* y, T
 
 void cpu_linear_op(const WeightView& w, const float* x, int64_t tokens, float* y,
                    ThreadPool* pool) {
-  run_linear(w, x, tokens, y, pool, CpuLinearOptions{});
+  CpuLinearOptions options;  // the ISA level as default_cpu_isa() says at each call, as before
+  options.activations = engine_activation_precision();
+  run_linear(w, x, tokens, y, pool, options);
+}
+
+ActivationPrecision engine_activation_precision() {
+  static const ActivationPrecision precision = [] {
+    const char* env = std::getenv("MINIMAX_CPU_ACTIVATIONS");
+    if (env == nullptr || *env == '\0') return kEngineDefault;
+    const std::string_view v(env);
+    if (v == "f32") return ActivationPrecision::kF32;
+    if (v == "bf16-batches") return ActivationPrecision::kBF16Batches;
+    fail("MINIMAX_CPU_ACTIVATIONS: '{}' is not f32 or bf16-batches", v);
+  }();
+  return precision;
+}
+
+const char* activation_precision_name(ActivationPrecision p) {
+  switch (p) {
+    case ActivationPrecision::kF32:
+      return "f32";
+    case ActivationPrecision::kBF16:
+      return "bf16";
+    case ActivationPrecision::kBF16Batches:
+      return "bf16-batches";
+  }
+  return "?";
 }
 
 }  // namespace minimax

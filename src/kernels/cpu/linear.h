@@ -20,7 +20,22 @@ enum class ActivationPrecision : uint8_t {
   // (docs/cpu_kernels.md). Only the AVX-512 level with AVX512_BF16 has such kernels; the other
   // levels, f32 weights and FP8 tiles not a multiple of 64 columns wide use f32 activations.
   kBF16,
+  // Batches (calls of at least kBatchTokens tokens: prefill, large decode batches) take the batch
+  // GEMM with bf16 activations where the CPU has AVX512_BF16 and the format has one (bf16, FP8
+  // per channel or per tile): each activation is rounded to bf16 once per call (for FP8 tiles
+  // each activation times its tile's scale), which adds a relative error of up to 2^-9 per
+  // activation, as kBF16. Smaller calls, other formats and other CPUs compute as kF32.
+  kBF16Batches,
 };
+
+// Fewest tokens of a kBF16Batches call that take the batch GEMM.
+inline constexpr int64_t kBatchTokens = 8;
+
+// What cpu_linear_op (the engine's linear) uses: kF32, or what the environment variable
+// MINIMAX_CPU_ACTIVATIONS=f32|bf16-batches names (an unknown value is an Error naming it).
+ActivationPrecision engine_activation_precision();
+// The name above ("f32", "bf16", "bf16-batches").
+const char* activation_precision_name(ActivationPrecision p);
 
 struct CpuLinearOptions {
   CpuIsa isa = default_cpu_isa();  // Error if the CPU does not support it

@@ -44,6 +44,13 @@ RowKernel nvfp4_kernel(CpuIsa isa);
 // The bf16-activation (vdpbf16ps) kernel for `w`, AVX-512 + AVX512_BF16 only; run is null for
 // formats without one (f32 weights) or views it cannot take.
 RowKernel bf16x_kernel(const WeightView& w);
+// The batch kernel (linear_gemm.cc, AVX-512 + AVX512_BF16): y rows [row_begin, row_end) of every
+// token, from the caller's f32 x [tokens, cols] (any alignment) and y [tokens, w.rows]. It rounds
+// the activations to bf16 itself (for FP8 tiles each one times its tile's scale).
+using GemmRowsFn = void (*)(const WeightView& w, const float* x, int64_t tokens, float* y,
+                            int64_t row_begin, int64_t row_end);
+// Null for formats without one.
+GemmRowsFn gemm_bf16_kernel(const WeightView& w);
 // Portable kernel for every format and shape (f32 activations, natural order).
 RowKernel scalar_kernel();
 

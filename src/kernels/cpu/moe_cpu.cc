@@ -184,9 +184,18 @@ void cpu_moe(const MoeArgs& a, ThreadPool* pool) {
   if (plan.active.empty()) return;
 
   s.items.clear();
-  for (int e : plan.active)
-    for (int64_t k = 0; k < plan.count(e); k += kItemTokens)
-      s.items.push_back({e, plan.offsets[e] + k, std::min(kItemTokens, plan.count(e) - k), 0});
+  // An expert's tokens in equal items of at most kItemTokens (70 tokens: 35 + 35, not 64 + 6), so
+  // that no item is left with a few tokens: small calls run slower kernels (and under
+  // kBF16Batches, fewer than kBatchTokens tokens miss the batch GEMM).
+  for (int e : plan.active) {
+    const int64_t count = plan.count(e);
+    const int64_t parts = (count + kItemTokens - 1) / kItemTokens;
+    for (int64_t p = 0, k = 0; p < parts; ++p) {
+      const int64_t end = count * (p + 1) / parts;
+      s.items.push_back({e, plan.offsets[e] + k, end - k, 0});
+      k = end;
+    }
+  }
 
   // Slice alignment and bytes per expert over every active expert (formats may differ).
   int64_t up_align = kRowAlign, down_align = kRowAlign, up_bytes = 0, down_bytes = 0;

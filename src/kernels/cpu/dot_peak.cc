@@ -1,0 +1,147 @@
+// Register-only loops of the linear kernels' multiply-add instructions (kernels/cpu/dot_peak.h).
+// Each keeps kDotChains accumulators in registers (distinct start values, or the compiler merges
+// the identical chains into one) and feeds them the same two operands; an empty asm statement makes
+// one operand opaque each iteration so that the compiler cannot fold the loop.
+#include "kernels/cpu/dot_peak.h"
+
+#include <immintrin.h>
+
+#include "base/error.h"
+#include "kernels/cpu/linear.h"
+
+namespace minimax {
+namespace {
+
+#define MINIMAX_DOT_AVX512 __attribute__((target("avx512f,avx512bw,avx512bf16")))
+#define MINIMAX_DOT_AVX2 __attribute__((target("avx2,fma")))
+
+MINIMAX_DOT_AVX512 double dpbf16_loop(int64_t iterations) {
+  __m512 acc[kDotChains];
+#pragma GCC unroll 24
+  for (int i = 0; i < kDotChains; ++i) acc[i] = _mm512_set1_ps(static_cast<float>(i));
+  __m512i w = _mm512_set1_epi16(0x3F80);        // bf16 1.0
+  const __m512i x = _mm512_set1_epi16(0x3A83);  // bf16 ~1e-3
+  for (int64_t k = 0; k < iterations; ++k) {
+#pragma GCC unroll 24
+    for (int i = 0; i < kDotChains; ++i)
+      acc[i] = _mm512_dpbf16_ps(acc[i], (__m512bh)w, (__m512bh)x);
+    __asm__ volatile("" : "+v"(w));
+  }
+  __m512 s = acc[0];
+  for (int i = 1; i < kDotChains; ++i) s = _mm512_add_ps(s, acc[i]);
+  return _mm512_reduce_add_ps(s);
+}
+
+MINIMAX_DOT_AVX512 double fma_zmm_loop(int64_t iterations) {
+  __m512 acc[kDotChains];
+#pragma GCC unroll 24
+  for (int i = 0; i < kDotChains; ++i) acc[i] = _mm512_set1_ps(static_cast<float>(i));
+  __m512 w = _mm512_set1_ps(1.0f);
+  const __m512 x = _mm512_set1_ps(1e-3f);
+  for (int64_t k = 0; k < iterations; ++k) {
+#pragma GCC unroll 24
+    for (int i = 0; i < kDotChains; ++i) acc[i] = _mm512_fmadd_ps(w, x, acc[i]);
+    __asm__ volatile("" : "+v"(w));
+  }
+  __m512 s = acc[0];
+  for (int i = 1; i < kDotChains; ++i) s = _mm512_add_ps(s, acc[i]);
+  return _mm512_reduce_add_ps(s);
+}
+
+// The same loop on 8-lane vectors.
+MINIMAX_DOT_AVX2 double fma_ymm_loop(int64_t iterations) {
+  __m256 acc[kDotChains];
+#pragma GCC unroll 24
+  for (int i = 0; i < kDotChains; ++i) acc[i] = _mm256_set1_ps(static_cast<float>(i));
+  __m256 w = _mm256_set1_ps(1.0f);
+  const __m256 x = _mm256_set1_ps(1e-3f);
+  for (int64_t k = 0; k < iterations; ++k) {
+#pragma GCC unroll 24
+    for (int i = 0; i < kDotChains; ++i) acc[i] = _mm256_fmadd_ps(w, x, acc[i]);
+    __asm__ volatile("" : "+x"(w));
+  }
+  __m256 s = acc[0];
+  for (int i = 1; i < kDotChains; ++i) s = _mm256_add_ps(s, acc[i]);
+  alignas(32) float lanes[8];
+  _mm256_store_ps(lanes, s);
+  return lanes[0] + lanes[7];
+}
+
+double scalar_loop(int64_t iterations) {
+  float acc[kDotChains];
+  for (int i = 0; i < kDotChains; ++i) acc[i] = static_cast<float>(i);
+  float w = 1.0f;
+  const float x = 1e-3f;
+  for (int64_t k = 0; k < iterations; ++k) {
+    for (int i = 0; i < kDotChains; ++i) acc[i] += w * x;
+    __asm__ volatile("" : "+r"(w));
+  }
+  double s = 0;
+  for (float a : acc) s += a;
+  return s;
+}
+
+}  // namespace
+
+DotInstruction batch_dot_instruction(CpuIsa isa) {
+  switch (isa) {
+    case CpuIsa::kAvx512:
+      return cpu_features().avx512_bf16 &&
+                     engine_activation_precision() == ActivationPrecision::kBF16Batches
+                 ? DotInstruction::kDpbf16Zmm
+                 : DotInstruction::kFmaZmm;
+    case CpuIsa::kAvx2:
+      return DotInstruction::kFmaYmm;
+    case CpuIsa::kScalar:
+      break;
+  }
+  return DotInstruction::kScalarFma;
+}
+
+std::string_view dot_instruction_name(DotInstruction d) {
+  switch (d) {
+    case DotInstruction::kScalarFma:
+      return "scalar f32 multiply-add";
+    case DotInstruction::kFmaYmm:
+      return "vfmadd231ps ymm";
+    case DotInstruction::kFmaZmm:
+      return "vfmadd231ps zmm";
+    case DotInstruction::kDpbf16Zmm:
+      return "vdpbf16ps zmm";
+  }
+  return "?";
+}
+
+int dot_instruction_flops(DotInstruction d) {
+  switch (d) {
+    case DotInstruction::kScalarFma:
+      return 2;
+    case DotInstruction::kFmaYmm:
+      return 16;
+    case DotInstruction::kFmaZmm:
+      return 32;
+    case DotInstruction::kDpbf16Zmm:
+      return 64;  // 16 lanes × 2 bf16 products, each a multiply and an add
+  }
+  return 0;
+}
+
+double run_dot_loop(DotInstruction d, int64_t iterations) {
+  const CpuFeatures& f = cpu_features();
+  switch (d) {
+    case DotInstruction::kDpbf16Zmm:
+      if (!f.avx512_bf16) fail("run_dot_loop: this CPU has no AVX512_BF16");
+      return dpbf16_loop(iterations);
+    case DotInstruction::kFmaZmm:
+      if (!f.avx512) fail("run_dot_loop: this CPU has no AVX-512");
+      return fma_zmm_loop(iterations);
+    case DotInstruction::kFmaYmm:
+      if (!f.avx2) fail("run_dot_loop: this CPU has no AVX2");
+      return fma_ymm_loop(iterations);
+    case DotInstruction::kScalarFma:
+      break;
+  }
+  return scalar_loop(iterations);
+}
+
+}  // namespace minimax

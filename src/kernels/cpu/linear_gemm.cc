@@ -1,0 +1,321 @@
+// The batch (prefill) linear with bf16 activations: a register tile of 4 weight rows × 4 tokens
+// multiplied with vdpbf16ps (AVX-512 + AVX512_BF16). Per token block the activations are rounded
+// to bf16 once (vcvtne2ps2bf16; for FP8 tiles each one times its tile's scale), and the weight
+// rows of a tile are read once for all the block's tokens: bf16 rows in place, FP8 rows decoded
+// to bf16 once into a panel in L1. Each tile reads 4 weight and 4 activation vectors per 16
+// vdpbf16ps, keeps the 16 sums in registers and reduces them together at the end.
+// docs/cpu_kernels.md ("Batches") gives the numbers.
+#define MINIMAX_AVX512_TARGET \
+  "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx512bf16,fma,f16c,bmi,bmi2"
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <vector>
+
+#include "kernels/cpu/linear_avx512-inl.h"
+#include "kernels/cpu/linear_fp8-inl.h"
+
+namespace minimax::cpu_linear_detail {
+namespace {
+
+constexpr int kChunk = 32;                     // bf16 columns per vector
+constexpr int kTileRows = 4, kTileTokens = 4;  // the register tile
+constexpr int64_t kBlockBytes = 512 * 1024;    // bf16 activations of one token block (L2)
+constexpr int64_t kMaxBlockTokens = 256;
+// Widest column panel: 4 bf16 rows of it (8 KiB) stay in L1 beside the activations streaming by
+// (1536 and 768 measured the same within noise; one panel of 3072 columns 5% slower).
+constexpr int64_t kPanelCols = 1024;
+
+// Grow-only, 64-byte aligned per-thread buffer (no allocation once the shapes have been seen).
+struct Scratch {
+  std::unique_ptr<uint16_t[]> storage;
+  size_t capacity = 0;
+  uint16_t* get(size_t elements) {
+    if (elements + 32 > capacity) {
+      capacity = elements + 32;
+      storage.reset(new uint16_t[capacity]);
+    }
+    const auto address = reinterpret_cast<uintptr_t>(storage.get());
+    return storage.get() + ((64 - address % 64) % 64) / 2;
+  }
+};
+
+// Sum of each of 16 vectors, in lane i for vector i: a transposing tree (45 instructions instead
+// of 16 full reductions).
+MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE __m512 sum16(const __m512 (&v)[16]) {
+  __m512 a[8], b[4], c[2];
+#pragma GCC unroll 16
+  for (int i = 0; i < 8; ++i)
+    a[i] = _mm512_add_ps(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]),
+                         _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]));
+#pragma GCC unroll 16
+  for (int i = 0; i < 4; ++i) {
+    const __m512d p = _mm512_castps_pd(a[2 * i]), q = _mm512_castps_pd(a[2 * i + 1]);
+    b[i] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(p, q)),
+                         _mm512_castpd_ps(_mm512_unpackhi_pd(p, q)));
+  }
+#pragma GCC unroll 16
+  for (int i = 0; i < 2; ++i)
+    c[i] = _mm512_add_ps(_mm512_shuffle_f32x4(b[2 * i], b[2 * i + 1], 0x88),
+                         _mm512_shuffle_f32x4(b[2 * i], b[2 * i + 1], 0xDD));
+  return _mm512_add_ps(_mm512_shuffle_f32x4(c[0], c[1], 0x88),
+                       _mm512_shuffle_f32x4(c[0], c[1], 0xDD));
+}
+
+// One vector of columns (chunk c) for the tile: R weight loads, T activation loads, R·T
+// vdpbf16ps.
+template <int R, int T>
+MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void step(const uint16_t* w, int64_t w_stride,
+                                               const uint16_t* x, int64_t x_stride, int64_t c,
+                                               __mmask32 mask, bool prefetch, __m512 (&acc)[R][T]) {
+  __m512i wv[R];
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r) {
+    const uint16_t* p = w + r * w_stride + c * kChunk;
+    wv[r] = _mm512_maskz_loadu_epi16(mask, p);
+    // Integer arithmetic: past the last rows the address may lie outside the matrix (prefetch
+    // allows that; it is never dereferenced).
+    if (prefetch)
+      _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(p) +
+                                                 static_cast<uintptr_t>(2 * R * w_stride)),
+                   _MM_HINT_T1);
+  }
+#pragma GCC unroll 16
+  for (int t = 0; t < T; ++t) {
+    const __m512i xv = _mm512_load_si512(x + t * x_stride + c * kChunk);
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r)
+      acc[r][t] = _mm512_dpbf16_ps(acc[r][t], (__m512bh)wv[r], (__m512bh)xv);
+  }
+}
+
+// y[t, r] = scale[r] · Σ_c w[r, c] · x[t, c] for R rows × T tokens. w rows are `w_stride`
+// elements apart and valid for `cols` columns (the tail vector is masked); x rows are zero-padded
+// to whole vectors. With `prefetch`, the R rows after the tile are fetched into L2 on the way.
+template <int R, int T>
+MINIMAX_AVX512 void tile(const uint16_t* w, int64_t w_stride, const uint16_t* x, int64_t x_stride,
+                         int64_t cols, const float* scale, float* y, int64_t y_stride,
+                         bool prefetch, bool add) {
+  __m512 acc[R][T];
+#pragma GCC unroll 16
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 16
+    for (int t = 0; t < T; ++t) acc[r][t] = _mm512_setzero_ps();
+  const int64_t full = cols / kChunk;
+  const int rem = static_cast<int>(cols % kChunk);
+  for (int64_t c = 0; c < full; ++c)
+    step<R, T>(w, w_stride, x, x_stride, c, ~__mmask32{0}, prefetch, acc);
+  if (rem != 0)
+    step<R, T>(w, w_stride, x, x_stride, full,
+               static_cast<__mmask32>(_bzhi_u32(~0u, static_cast<unsigned>(rem))), prefetch, acc);
+  if constexpr (R == 4 && T == 4) {
+    __m512 v[16];
+#pragma GCC unroll 16
+    for (int t = 0; t < 4; ++t)
+#pragma GCC unroll 16
+      for (int r = 0; r < 4; ++r) v[4 * t + r] = acc[r][t];
+    // Lane 4t + r holds (row r, token t).
+    const __m512 s = _mm512_mul_ps(sum16(v), _mm512_broadcast_f32x4(_mm_loadu_ps(scale)));
+    __m128 out[4] = {_mm512_extractf32x4_ps(s, 0), _mm512_extractf32x4_ps(s, 1),
+                     _mm512_extractf32x4_ps(s, 2), _mm512_extractf32x4_ps(s, 3)};
+#pragma GCC unroll 4
+    for (int t = 0; t < 4; ++t) {
+      if (add) out[t] = _mm_add_ps(out[t], _mm_loadu_ps(y + t * y_stride));
+      _mm_storeu_ps(y + t * y_stride, out[t]);
+    }
+  } else {
+#pragma GCC unroll 16
+    for (int r = 0; r < R; ++r)
+#pragma GCC unroll 16
+      for (int t = 0; t < T; ++t) {
+        const float v = _mm512_reduce_add_ps(acc[r][t]) * scale[r];
+        y[t * y_stride + r] = add ? y[t * y_stride + r] + v : v;
+      }
+  }
+}
+
+// x [n, cols] f32 -> out [n, stride] bf16 (round to nearest even; subnormals become 0, as
+// vdpbf16ps would read them), each column times col_scale[c] when given, zero-padded.
+MINIMAX_AVX512 void to_bf16_rows(const float* x, int64_t n, int64_t cols, int64_t stride,
+                                 const float* col_scale, uint16_t* out) {
+  const auto first = [](int64_t k) {
+    return k >= 16 ? __mmask16(0xFFFF) : k <= 0 ? __mmask16(0) : __mmask16((1u << k) - 1);
+  };
+  for (int64_t t = 0; t < n; ++t) {
+    const float* xt = x + t * cols;
+    uint16_t* ot = out + t * stride;
+    for (int64_t c = 0; c < stride; c += kChunk) {
+      const __mmask16 m0 = first(cols - c), m1 = first(cols - c - 16);
+      __m512 lo = _mm512_maskz_loadu_ps(m0, xt + c), hi = _mm512_maskz_loadu_ps(m1, xt + c + 16);
+      if (col_scale != nullptr) {
+        lo = _mm512_mul_ps(lo, _mm512_maskz_loadu_ps(m0, col_scale + c));
+        hi = _mm512_mul_ps(hi, _mm512_maskz_loadu_ps(m1, col_scale + c + 16));
+      }
+      _mm512_store_si512(ot + c, (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
+    }
+  }
+}
+
+// Where a tile's bf16 weight rows come from. Bf16Rows: the matrix itself.
+struct Bf16Rows {
+  static constexpr bool kBlockScaled = false, kInPlace = true;
+  const uint16_t* data;
+  int64_t stride;  // elements
+  explicit Bf16Rows(const WeightView& w)
+      : data(reinterpret_cast<const uint16_t*>(w.data)), stride(weight_data_stride(w) / 2) {}
+  const uint16_t* rows(int64_t r, int, uint16_t*, int64_t* w_stride, float* scale) const {
+    *w_stride = stride;
+#pragma GCC unroll 16
+    for (int i = 0; i < kTileRows; ++i) scale[i] = 1.0f;
+    return data + r * stride;
+  }
+};
+
+// FP8 rows decoded to bf16 (exact) into a panel once per token block; a channel scale multiplies
+// the row's sums, a tile scale the activations (kBlockScaled).
+template <bool kBlock>
+struct Fp8Rows {
+  static constexpr bool kBlockScaled = kBlock, kInPlace = false;
+  const uint8_t* data;
+  int64_t cols, stride, panel_stride;
+  Fp8Scales scales;
+  E4m3Tables512 tables;
+  MINIMAX_AVX512 explicit Fp8Rows(const WeightView& w)
+      : data(w.data),
+        cols(w.cols),
+        stride(weight_data_stride(w)),
+        panel_stride((w.cols + 63) / 64 * 64),
+        scales(w) {}
+  MINIMAX_AVX512 const uint16_t* rows(int64_t r, int n, uint16_t* panel, int64_t* w_stride,
+                                      float* scale) const {
+    // pairs() leaves codes 16L + (0..7) in lane L of vector 0 and 16L + (8..15) in vector 1.
+    const __m512i first = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
+    const __m512i second = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
+    for (int i = 0; i < n; ++i) {
+      const uint8_t* src = data + (r + i) * stride;
+      uint16_t* dst = panel + i * panel_stride;
+      for (int64_t c = 0; c < panel_stride; c += 64) {
+        const int64_t left = cols - c;
+        const __m512i codes =
+            left >= 64 ? _mm512_loadu_si512(src + c)
+                       : _mm512_maskz_loadu_epi8(_bzhi_u64(~0ull, unsigned(left)), src + c);
+        __m512i p[2];
+        tables.pairs(codes, p);
+        _mm512_store_si512(dst + c, _mm512_permutex2var_epi64(p[0], first, p[1]));
+        _mm512_store_si512(dst + c + 32, _mm512_permutex2var_epi64(p[0], second, p[1]));
+      }
+      scale[i] = kBlock ? 1.0f : scales.channel(r + i);
+    }
+    *w_stride = panel_stride;
+    return panel;
+  }
+};
+
+// Every token of the block against R rows, four tokens at a time. Only the first token group
+// prefetches the next rows (in-place weights; a panel is already in L1).
+template <class Src, int R>
+MINIMAX_AVX512 void token_loop(const uint16_t* w, int64_t w_stride, const uint16_t* x,
+                               int64_t x_stride, int64_t tokens, int64_t cols, const float* scale,
+                               float* y, int64_t rows, bool add) {
+  int64_t t = 0;
+  for (; t + 4 <= tokens; t += 4)
+    tile<R, 4>(w, w_stride, x + t * x_stride, x_stride, cols, scale, y + t * rows, rows,
+               Src::kInPlace && t == 0, add);
+  const bool prefetch = Src::kInPlace && t == 0;
+  const uint16_t* xt = x + t * x_stride;
+  float* yt = y + t * rows;
+  switch (tokens - t) {
+    case 3:
+      tile<R, 3>(w, w_stride, xt, x_stride, cols, scale, yt, rows, prefetch, add);
+      break;
+    case 2:
+      tile<R, 2>(w, w_stride, xt, x_stride, cols, scale, yt, rows, prefetch, add);
+      break;
+    case 1:
+      tile<R, 1>(w, w_stride, xt, x_stride, cols, scale, yt, rows, prefetch, add);
+      break;
+    default:
+      break;
+  }
+}
+
+template <class Src>
+MINIMAX_AVX512 void gemm_rows(const WeightView& w, const float* x, int64_t tokens, float* y,
+                              int64_t row_begin, int64_t row_end) {
+  const Src src(w);
+  const int64_t cols = w.cols, rows = w.rows;
+  const int64_t x_stride = (cols + kChunk - 1) / kChunk * kChunk;
+  // Equal panels of whole vectors, none wider than kPanelCols.
+  const int64_t panels = (cols + kPanelCols - 1) / kPanelCols;
+  const int64_t panel_cols = (cols / panels + kChunk - 1) / kChunk * kChunk;
+  int64_t block = std::clamp<int64_t>(kBlockBytes / (2 * x_stride), kTileTokens, kMaxBlockTokens);
+  block = block / kTileTokens * kTileTokens;
+  thread_local Scratch x_scratch, panel_scratch;
+  thread_local std::vector<float> col_scale;
+  uint16_t* xb = x_scratch.get(static_cast<size_t>(std::min(block, tokens) * x_stride));
+  uint16_t* panel =
+      Src::kInPlace ? nullptr : panel_scratch.get(static_cast<size_t>(kTileRows * (cols + 64)));
+  if (Src::kBlockScaled && col_scale.size() < static_cast<size_t>(cols)) col_scale.resize(cols);
+  for (int64_t t0 = 0; t0 < tokens; t0 += block) {
+    const int64_t n = std::min(block, tokens - t0);
+    const float* xt = x + t0 * cols;
+    if (!Src::kBlockScaled) to_bf16_rows(xt, n, cols, x_stride, nullptr, xb);
+    int64_t r = row_begin;
+    while (r < row_end) {
+      int64_t segment_end = row_end;
+      if constexpr (Src::kBlockScaled) {
+        // The activations times this tile row's scales, once per tile row of the weight.
+        const int64_t tile_row = r / src.scales.block_rows;
+        segment_end = std::min(row_end, (tile_row + 1) * src.scales.block_rows);
+        for (int64_t c = 0; c < cols; ++c) col_scale[c] = src.scales.tile(r, c);
+        to_bf16_rows(xt, n, cols, x_stride, col_scale.data(), xb);
+      }
+      for (int nr = 0; r < segment_end; r += nr) {
+        nr = static_cast<int>(std::min<int64_t>(kTileRows, segment_end - r));
+        int64_t w_stride = 0;
+        float scale[kTileRows];
+        const uint16_t* wr = src.rows(r, nr, panel, &w_stride, scale);
+        float* yr = y + t0 * rows + r;
+        // Column panels of at most kPanelCols: the tile's weight rows stay in L1 while every
+        // token group of the block passes; later panels add to y.
+        for (int64_t c0 = 0; c0 < cols; c0 += panel_cols) {
+          const int64_t nc = std::min(panel_cols, cols - c0);
+          const uint16_t* wp = wr + c0;
+          const uint16_t* xp = xb + c0;
+          const bool add = c0 > 0;
+          switch (nr) {
+            case 4:
+              token_loop<Src, 4>(wp, w_stride, xp, x_stride, n, nc, scale, yr, rows, add);
+              break;
+            case 3:
+              token_loop<Src, 3>(wp, w_stride, xp, x_stride, n, nc, scale, yr, rows, add);
+              break;
+            case 2:
+              token_loop<Src, 2>(wp, w_stride, xp, x_stride, n, nc, scale, yr, rows, add);
+              break;
+            default:
+              token_loop<Src, 1>(wp, w_stride, xp, x_stride, n, nc, scale, yr, rows, add);
+              break;
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+GemmRowsFn gemm_bf16_kernel(const WeightView& w) {
+  switch (w.format) {
+    case WeightFormat::kBF16:
+      return gemm_rows<Bf16Rows>;
+    case WeightFormat::kFp8Channel:
+      return gemm_rows<Fp8Rows<false>>;
+    case WeightFormat::kFp8Block:
+      return gemm_rows<Fp8Rows<true>>;
+    default:
+      return nullptr;  // the row kernels (f32 weights; FP4 and MXFP8 have no batch kernel yet)
+  }
+}
+
+}  // namespace minimax::cpu_linear_detail

@@ -1,0 +1,62 @@
+// Tests of the register-only multiply-add loops that `bench` times for the compute peak
+// (kernels/cpu/dot_peak.h): each supported instruction's loop does the work it claims (its sum is
+// the closed form of iterations × chains × lanes multiply-adds), and the instruction chosen for
+// batches matches the CPU and the engine's activation precision.
+#include "kernels/cpu/dot_peak.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "formats/float_formats.h"
+#include "kernels/cpu/linear.h"
+
+namespace minimax {
+namespace {
+
+bool supported(DotInstruction d) {
+  const CpuFeatures& f = cpu_features();
+  switch (d) {
+    case DotInstruction::kDpbf16Zmm:
+      return f.avx512_bf16;
+    case DotInstruction::kFmaZmm:
+      return f.avx512;
+    case DotInstruction::kFmaYmm:
+      return f.avx2;
+    case DotInstruction::kScalarFma:
+      return true;
+  }
+  return false;
+}
+
+TEST(DotPeak, LoopsDoTheWorkTheyCount) {
+  constexpr int64_t kIterations = 100;
+  for (DotInstruction d : {DotInstruction::kScalarFma, DotInstruction::kFmaYmm,
+                           DotInstruction::kFmaZmm, DotInstruction::kDpbf16Zmm}) {
+    if (!supported(d)) continue;
+    // Chain i starts at i and gains (products per lane per instruction) × x each instruction;
+    // the loops return the sum over chains and lanes (the ymm loop: two lanes of eight).
+    const int lanes = d == DotInstruction::kScalarFma ? 1 : d == DotInstruction::kFmaYmm ? 2 : 16;
+    const double x = d == DotInstruction::kDpbf16Zmm ? bf16_to_f32(0x3A83) : double{1e-3f};
+    const int products = d == DotInstruction::kDpbf16Zmm ? 2 : 1;
+    const double chains_start = kDotChains * (kDotChains - 1) / 2.0;
+    const double expected =
+        lanes * (chains_start + kDotChains * static_cast<double>(kIterations) * products * x);
+    const double got = run_dot_loop(d, kIterations);
+    EXPECT_NEAR(got, expected, 1e-4 * expected) << dot_instruction_name(d);
+    EXPECT_EQ(dot_instruction_flops(d), 2 * products * (d == DotInstruction::kFmaYmm ? 8 : lanes))
+        << dot_instruction_name(d);
+  }
+}
+
+TEST(DotPeak, BatchInstructionFollowsTheKernels) {
+  EXPECT_EQ(batch_dot_instruction(CpuIsa::kScalar), DotInstruction::kScalarFma);
+  EXPECT_EQ(batch_dot_instruction(CpuIsa::kAvx2), DotInstruction::kFmaYmm);
+  const bool dp = cpu_features().avx512_bf16 &&
+                  engine_activation_precision() == ActivationPrecision::kBF16Batches;
+  EXPECT_EQ(batch_dot_instruction(CpuIsa::kAvx512),
+            dp ? DotInstruction::kDpbf16Zmm : DotInstruction::kFmaZmm);
+}
+
+}  // namespace
+}  // namespace minimax
