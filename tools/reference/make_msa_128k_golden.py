@@ -111,7 +111,8 @@ def golden(directory):
         top_ids = sorted(range(VOCAB), key=lambda v: (-logits[i, v], v))[:TOP_K]
         out["checked"].append({
             "position": pos,
-            "choice": [{"blocks": blocks, "margin": None if m == float("inf") else float(f"{m:.6g}")}
+            "choice": [{"blocks": blocks,
+                        "margin": None if m == float("inf") else float(f"{m:.6g}")}
                        for blocks, m in choices[i]],
             "top_ids": top_ids,
             "top_logits": rounded(logits[i, top_ids]),
