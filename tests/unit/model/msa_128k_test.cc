@@ -24,7 +24,7 @@
 // their queries are left out of the logits comparison.
 //
 // The full 131,072-token run is labelled slow (ctest msa_128k_slow, minutes); the normal suite
-// runs the first 5,120 tokens (40 MSA blocks, 320 pages, past the 2048 boundary).
+// runs the first 2,560 tokens (20 MSA blocks, 160 pages, past the 2048 boundary).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -57,7 +57,7 @@ constexpr double kTieMargin = 1e-4;
 // Past 2048 tokens dense attention must move some checked logit by more than this (500× the
 // tolerance), so that the block choice is shown to matter.
 constexpr double kSelectionMatters = 0.1;
-constexpr int64_t kFastLength = 5120;
+constexpr int64_t kFastLength = 2560;
 constexpr int64_t kPageSize = 16;
 
 // The tiny M3 with one layer (MoE + MSA) and the release's attention geometry.
@@ -269,7 +269,7 @@ TEST_F(Msa128kTest, UsesTheReleaseGeometry) {
   EXPECT_EQ(golden_->at("tokens").at("count").get<int64_t>(), 131072);
 }
 
-TEST_F(Msa128kTest, First5120TokensMatchReferenceAndDenseBelow2048) {
+TEST_F(Msa128kTest, First2560TokensMatchReferenceAndDenseBelow2048) {
   const EngineRun sparse = run_engine(kFastLength, false);
   EXPECT_GE(compare_with_reference(sparse, kFastLength), 8);
   const EngineRun dense = run_engine(kFastLength, true);
