@@ -39,7 +39,8 @@ TOKENS = 131072
 TOKEN_SEED = 5
 SELF_CHECK_TOKENS = 2300
 # Dense region (every block chosen), the first selecting positions, block and page edges inside
-# the first 5120 tokens (the fast test runs 2560 of them), the doubling lengths, and the last four; plus a seeded sample.
+# the first 5120 tokens (the fast test runs 2560 of them), the doubling lengths, and the last
+# four; plus a seeded sample.
 FIXED = [0, 15, 16, 127, 128, 1000, 2047, 2048, 2175, 2176, 2200, 2303, 2500, 3071, 3583, 4095,
          4500, 5119, 8191, 16383, 32767, 65535, 131068, 131069, 131070, 131071]
 SAMPLED = 24
