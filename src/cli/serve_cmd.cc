@@ -229,6 +229,8 @@ void run_serve(const ServeArgs& args) {
   engine_options.prefix_caching = !args.no_prefix_caching;
   engine_options.model_name = service.served_model_name;
   engine_options.max_model_len = args.max_model_len;
+  engine_options.kv_cache_bytes_name = "--kv-cache-memory " + args.kv_cache_memory;
+  engine_options.max_model_len_name = "--max-model-len";
   if (engine_options.max_model_len == 0) {
     // The model's context, or what the KV cache holds for one request if that is less.
     const int64_t blocks =

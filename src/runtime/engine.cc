@@ -22,25 +22,31 @@ EngineOptions resolve_options(const Model& model, EngineOptions options) {
   if (options.max_model_len < 0) fail("max_model_len: must be >= 0, got {}", options.max_model_len);
   if (options.kv_cache_blocks < 0)
     fail("kv_cache_blocks: must be >= 0, got {}", options.kv_cache_blocks);
-  const char* size_source = "kv_cache_blocks";
+  std::string size_source = "kv_cache_blocks";
+  const int64_t per_block =
+      KvBlockPool::bytes_per_block(config, options.kv_block_size, options.kv_cache_dtype);
   if (options.kv_cache_blocks == 0) {
-    const int64_t per_block =
-        KvBlockPool::bytes_per_block(config, options.kv_block_size, options.kv_cache_dtype);
     options.kv_cache_blocks = options.kv_cache_bytes / per_block;
-    size_source = "kv_cache_bytes";
+    size_source = options.kv_cache_bytes_name;
     if (options.kv_cache_blocks <= 0)
-      fail("kv_cache_bytes: {} bytes hold no block of {} tokens ({} bytes)", options.kv_cache_bytes,
-           options.kv_block_size, per_block);
+      fail("{}: {} bytes hold no block of {} tokens ({} bytes)", size_source,
+           options.kv_cache_bytes, options.kv_block_size, per_block);
   }
   const int64_t pool_tokens = options.kv_cache_blocks * options.kv_block_size;
   if (options.max_model_len == 0) {
     if (config.max_position_embeddings <= 0)
-      fail("max_model_len: not given and the model's max_position_embeddings is unset");
+      fail("{}: not given and the model's max_position_embeddings is unset",
+           options.max_model_len_name);
     options.max_model_len = std::min(config.max_position_embeddings, pool_tokens);
   } else if (options.max_model_len > pool_tokens) {
-    fail("{}: the KV pool holds {} tokens ({} blocks of {}), less than max_model_len {}",
-         size_source, pool_tokens, options.kv_cache_blocks, options.kv_block_size,
-         options.max_model_len);
+    const int64_t blocks_needed =
+        (options.max_model_len + options.kv_block_size - 1) / options.kv_block_size;
+    fail(
+        "{}: the KV pool holds {} tokens ({} blocks of {} tokens, {} bytes each), less than {} "
+        "{}; that needs {} blocks, {} bytes",
+        size_source, pool_tokens, options.kv_cache_blocks, options.kv_block_size, per_block,
+        options.max_model_len_name, options.max_model_len, blocks_needed,
+        blocks_needed * per_block);
   }
   if (options.max_model_len < 2)
     fail("max_model_len: {} leaves no room for a prompt and a token", options.max_model_len);

@@ -35,6 +35,10 @@ struct EngineOptions {
   int64_t max_waiting = 64;                // queue bound: submit throws EngineBusy beyond it
   bool prefix_caching = true;
   std::string model_name;  // metrics label
+  // How a refused pool size is named in errors: a front end passes its own flag and the value as
+  // the user spelled it (serve: "--kv-cache-memory 1GiB", "--max-model-len").
+  std::string kv_cache_bytes_name = "kv_cache_bytes";
+  std::string max_model_len_name = "max_model_len";
 };
 
 // Grammar-constrained decoding (tool_choice required / named, response_format): once `trigger`

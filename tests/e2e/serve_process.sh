@@ -3,7 +3,7 @@
 # naming it; a 256 MiB chunked upload is refused (413) while the server's memory stays flat, and
 # without a key gets 401; SIGTERM or SIGINT during start-up ends the process at once; a slow
 # client does not keep a stopped server alive past --shutdown-timeout; a second signal exits at
-# once.
+# once; a KV pool smaller than --max-model-len is refused naming --kv-cache-memory.
 set -euo pipefail
 MINIMAX=$1
 WORK=$2
@@ -47,6 +47,16 @@ check "second server on port $PORT exits non-zero (status $status)" \
   test "$status" -ne 0 -a "$status" -ne 124
 check "it names 127.0.0.1:$PORT as in use" \
   grep -q "cannot listen on 127.0.0.1:$PORT: Address already in use" "$WORK/b.log"
+
+# A KV pool too small for --max-model-len is refused at start-up naming the flag and its value
+# as typed (not the engine's internal kv_cache_bytes).
+status=0
+timeout 60 "$MINIMAX" serve --model "$MODEL" --port 0 "${SERVE[@]}" --kv-cache-memory 512KiB \
+  2>"$WORK/c.log" || status=$?
+check "a 512 KiB KV pool is refused (status $status)" test "$status" -ne 0 -a "$status" -ne 124
+check "the refusal names --kv-cache-memory 512KiB and --max-model-len 1024" \
+  grep -q -- "--kv-cache-memory 512KiB: the KV pool holds .* less than --max-model-len 1024" \
+  "$WORK/c.log"
 
 # 256 MiB of chunked upload against a 32 MiB limit: refused with 413 once the limit is passed,
 # the rest discarded unread; the server's RSS, sampled every 20 ms, grows by at most 64 MiB.

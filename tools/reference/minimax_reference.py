@@ -109,6 +109,28 @@ def rope(x, positions, rotary_dim, theta):
     return torch.cat([rot * cos + rotated * sin, rest], dim=-1)
 
 
+def msa_chosen_blocks(scores, t, config):
+    """scores [t + 1]: one index head's scores of query t (at position t) against keys 0..t.
+    Returns (chosen, margin): the blocks query t attends, ascending, and by how much the weakest
+    chosen block's score beats the best one left out (inf when every block is chosen)."""
+    B = config.block
+    nblk = t // B + 1
+    if nblk <= config.topk_blocks:
+        return list(range(nblk)), float("inf")
+    forced = {b for b in range(nblk) if b < config.init_blocks or b >= nblk - config.local_blocks}
+    best = []
+    for b in range(nblk):
+        if b in forced:
+            continue
+        keys = scores[b * B: min((b + 1) * B, t + 1)]
+        best.append((-float(keys.max()), b))
+    best.sort()  # score descending, then lower block id
+    wanted = config.topk_blocks - len(forced)
+    chosen = forced | {b for _, b in best[:wanted]}
+    margin = best[wanted][0] - best[wanted - 1][0] if len(best) > wanted else float("inf")
+    return sorted(chosen), margin
+
+
 def msa_block_mask(index_q, index_k, config):
     """index_q [T, G, d], index_k [T, d] (positions 0..T-1). Returns allowed[G, T, T]: key j is
     visible to query t of KV group g (causal, and in one of the blocks chosen for (t, g))."""
@@ -117,21 +139,8 @@ def msa_block_mask(index_q, index_k, config):
     allowed = torch.zeros(G, T, T, dtype=torch.bool)
     scores = torch.einsum("tgd,sd->gts", index_q, index_k)
     for t in range(T):
-        nblk = t // B + 1
         for g in range(G):
-            if nblk <= config.topk_blocks:
-                chosen = set(range(nblk))
-            else:
-                forced = {b for b in range(nblk)
-                          if b < config.init_blocks or b >= nblk - config.local_blocks}
-                best = []
-                for b in range(nblk):
-                    if b in forced:
-                        continue
-                    keys = scores[g, t, b * B: min((b + 1) * B, t + 1)]
-                    best.append((-float(keys.max()), b))
-                best.sort()  # score descending, then lower block id
-                chosen = forced | {b for _, b in best[: config.topk_blocks - len(forced)]}
+            chosen, _ = msa_chosen_blocks(scores[g, t, : t + 1], t, config)
             for b in chosen:
                 allowed[g, t, b * B: min((b + 1) * B, t + 1)] = True
     return allowed
@@ -173,7 +182,8 @@ class Reference:
     def layer_name(self, layer, rest):
         return f"{self.config.prefix}layers.{layer}.{rest}"
 
-    def attention_block(self, layer, x, positions, dense):
+    def projections(self, layer, x, positions):
+        """q [T, H, d], k and v [T, KV, d] of rows x at `positions`, after QK norm and RoPE."""
         c, w, n = self.config, self.w, lambda rest: self.layer_name(layer, rest)
         T = x.shape[0]
         q = x @ w.linear(n("self_attn.q_proj.weight")).T
@@ -187,18 +197,30 @@ class Reference:
             q = rms_norm(q.view(T, c.heads, c.head_dim), qn, c.eps, True)
             k = rms_norm(k.view(T, c.kv_heads, c.head_dim), kn, c.eps, True)
         v = v.view(T, c.kv_heads, c.head_dim)
-        q = rope(q, positions, c.rotary_dim, c.theta)
-        k = rope(k, positions, c.rotary_dim, c.theta)
+        return rope(q, positions, c.rotary_dim, c.theta), rope(k, positions, c.rotary_dim,
+                                                                c.theta), v
+
+    def index_projections(self, layer, x, positions):
+        """MSA index queries [T, G, index_dim] and the shared index key [T, index_dim]."""
+        c, w, n = self.config, self.w, lambda rest: self.layer_name(layer, rest)
+        T = x.shape[0]
+        iq = (x @ w.linear(n("self_attn.index_q_proj.weight")).T).view(T, c.index_heads,
+                                                                       c.index_dim)
+        ik = (x @ w.linear(n("self_attn.index_k_proj.weight")).T).view(T, 1, c.index_dim)
+        iq = rms_norm(iq, w.vector(n("self_attn.index_q_norm.weight")), c.eps, True)
+        ik = rms_norm(ik, w.vector(n("self_attn.index_k_norm.weight")), c.eps, True)
+        iq = rope(iq, positions, c.rotary_dim, c.theta)
+        ik = rope(ik, positions, c.rotary_dim, c.theta)
+        return iq, ik[:, 0, :]
+
+    def attention_block(self, layer, x, positions, dense):
+        c, w, n = self.config, self.w, lambda rest: self.layer_name(layer, rest)
+        T = x.shape[0]
+        q, k, v = self.projections(layer, x, positions)
         mask = None
         if c.sparse_layer[layer] and not dense:
-            iq = (x @ w.linear(n("self_attn.index_q_proj.weight")).T).view(T, c.index_heads,
-                                                                           c.index_dim)
-            ik = (x @ w.linear(n("self_attn.index_k_proj.weight")).T).view(T, 1, c.index_dim)
-            iq = rms_norm(iq, w.vector(n("self_attn.index_q_norm.weight")), c.eps, True)
-            ik = rms_norm(ik, w.vector(n("self_attn.index_k_norm.weight")), c.eps, True)
-            iq = rope(iq, positions, c.rotary_dim, c.theta)
-            ik = rope(ik, positions, c.rotary_dim, c.theta)
-            mask = msa_block_mask(iq, ik[:, 0, :], c)
+            iq, ik = self.index_projections(layer, x, positions)
+            mask = msa_block_mask(iq, ik, c)
         o = attention(q, k, v, c, mask).reshape(T, c.heads * c.head_dim)
         return o @ w.linear(n("self_attn.o_proj.weight")).T
 
@@ -240,6 +262,54 @@ class Reference:
             h = h + self.ffn_block(layer, x)
         h = rms_norm(h, w.vector(c.prefix + "norm.weight"), c.eps, c.gemma)
         return h @ w.linear(c.lm_head).T
+
+
+    def logits_at(self, tokens, queries, dense_attention=False):
+        """Logits [len(queries), vocab] (float64) of the positions `queries` of `tokens` (at
+        positions 0..T-1), each query computed alone in O(T) instead of the O(T^2) of logits().
+        One-layer models only: there every key, value and index key is a function of its own
+        token, so nothing but the queried rows needs a full forward. Also returns, per query,
+        the MSA choice of each index head as (blocks, margin) (msa_chosen_blocks; [] when the
+        layer attends densely)."""
+        c, w = self.config, self.w
+        assert c.layers == 1, "logits_at: one-layer models only"
+        n = lambda rest: self.layer_name(0, rest)
+        positions = torch.arange(len(tokens))
+        h = w.vector(c.prefix + "embed_tokens.weight")[torch.tensor(tokens)]
+        x = rms_norm(h, w.vector(n("input_layernorm.weight")), c.eps, c.gemma)
+        _, k, v = self.projections(0, x, positions)
+        rows = torch.tensor(queries)
+        q, _, _ = self.projections(0, x[rows], positions[rows])
+        sparse = c.sparse_layer[0] and not dense_attention
+        if sparse:
+            iq, _ = self.index_projections(0, x[rows], positions[rows])
+            _, ik = self.index_projections(0, x, positions)
+        group = c.heads // c.kv_heads
+        out = torch.zeros(len(queries), c.heads, c.head_dim, dtype=F64)
+        choices = []
+        for i, t in enumerate(queries):
+            visible = [torch.ones(t + 1, dtype=torch.bool)] * c.kv_heads
+            choice = []
+            if sparse:
+                for g in range(c.index_heads):  # index head g chooses for KV group g
+                    blocks, margin = msa_chosen_blocks(ik[: t + 1] @ iq[i, g], t, c)
+                    choice.append((blocks, margin))
+                    visible[g] = torch.zeros(t + 1, dtype=torch.bool)
+                    for b in blocks:
+                        visible[g][b * c.block: min((b + 1) * c.block, t + 1)] = True
+            choices.append(choice)
+            for head in range(c.heads):
+                g = head // group
+                keys, values = k[: t + 1, g][visible[g]], v[: t + 1, g][visible[g]]
+                probs = torch.softmax(keys @ q[i, head] / (c.head_dim ** 0.5), dim=0)
+                out[i, head] = probs @ values
+        o = out.reshape(len(queries), c.heads * c.head_dim) @ w.linear(
+            n("self_attn.o_proj.weight")).T
+        hq = h[rows] + o
+        xq = rms_norm(hq, w.vector(n("post_attention_layernorm.weight")), c.eps, c.gemma)
+        hq = hq + self.ffn_block(0, xq)
+        hq = rms_norm(hq, w.vector(c.prefix + "norm.weight"), c.eps, c.gemma)
+        return hq @ w.linear(c.lm_head).T, choices
 
 
 def logits(directory, tokens, dense_attention=False):

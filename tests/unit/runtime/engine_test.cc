@@ -369,11 +369,40 @@ TEST(Engine, ValidatesRequests) {
             true);
 }
 
+// The message of the error constructing an engine with `options` throws ("" if none).
+std::string construction_error(TinyModel& t, const EngineOptions& options) {
+  try {
+    Engine engine(*t.model, *t.tokenizer, options);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
 TEST(Engine, OptionsAreResolvedAndAPoolTooSmallIsRefused) {
   TinyModel& t = tiny(Arch::kM2);
   EngineOptions options = small_options();
   options.kv_cache_blocks = 4;  // 64 tokens < max_model_len 256
-  EXPECT_THROW(Engine(*t.model, *t.tokenizer, options), Error);
+  EXPECT_EQ(construction_error(t, options).rfind("kv_cache_blocks: the KV pool holds 64 tokens", 0),
+            0u);
+  // Sized in bytes, the error names the size as the caller spelled it (serve: its flag).
+  options.kv_cache_blocks = 0;
+  const int64_t per_block =
+      KvBlockPool::bytes_per_block(t.model->config(), 16, options.kv_cache_dtype);
+  options.kv_cache_bytes = 4 * per_block + per_block / 2;
+  options.kv_cache_bytes_name = "--kv-cache-memory 4.5blocks";
+  options.max_model_len_name = "--max-model-len";
+  const std::string error = construction_error(t, options);
+  EXPECT_EQ(error.rfind("--kv-cache-memory 4.5blocks: the KV pool holds 64 tokens (4 blocks", 0),
+            0u)
+      << error;
+  EXPECT_NE(error.find("less than --max-model-len 256; that needs 16 blocks, " +
+                       std::to_string(16 * per_block) + " bytes"),
+            std::string::npos)
+      << error;
+  options.kv_cache_bytes = per_block - 1;
+  EXPECT_EQ(construction_error(t, options).rfind("--kv-cache-memory 4.5blocks: ", 0), 0u);
+  options.kv_cache_blocks = 4;
   options.max_model_len = 0;  // the model's, clipped to the pool
   Engine engine(*t.model, *t.tokenizer, options);
   EXPECT_EQ(engine.options().max_model_len, 64);
