@@ -100,7 +100,9 @@ TEST(Arithmetic, SeededProblemsFollowTheRulesAndTheirAnswersAreRight) {
     ASSERT_LE(p.a, 999);
     ASSERT_GE(p.b, 10);
     ASSERT_LE(p.b, 999);
-    if (p.op == '-') ASSERT_GE(p.a, p.b);
+    if (p.op == '-') {
+      ASSERT_GE(p.a, p.b);
+    }
     additions += p.op == '+';
     const ChatTask task = arithmetic_task(p);
     const int64_t expected = p.op == '+' ? p.a + p.b : p.a - p.b;

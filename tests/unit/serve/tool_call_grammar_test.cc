@@ -64,10 +64,14 @@ void expect_sentences_parse(ParserFormat format, std::string_view only_tool, boo
     const ParseResult r = parse_output(*text, options_for(format));
     ASSERT_FALSE(r.tool_calls.empty());
     EXPECT_FALSE(r.content.has_value());
-    if (!parallel) EXPECT_EQ(r.tool_calls.size(), 1u);
+    if (!parallel) {
+      EXPECT_EQ(r.tool_calls.size(), 1u);
+    }
     several += r.tool_calls.size() > 1;
     for (const ToolCall& call : r.tool_calls) {
-      if (!only_tool.empty()) EXPECT_EQ(call.name, only_tool);
+      if (!only_tool.empty()) {
+        EXPECT_EQ(call.name, only_tool);
+      }
       const OJson arguments = OJson::parse(call.arguments);
       const OJson* schema = parameters_of(call.name);
       if (!schema) {
@@ -80,7 +84,9 @@ void expect_sentences_parse(ParserFormat format, std::string_view only_tool, boo
     ++parsed;
   }
   EXPECT_GT(parsed, 100);
-  if (parallel) EXPECT_GT(several, 5);
+  if (parallel) {
+    EXPECT_GT(several, 5);
+  }
 }
 
 TEST(ToolCallGrammar, M2RequiredCallsParseAndValidate) {
