@@ -94,15 +94,17 @@ try {
   try { city = JSON.parse(callArgs).city; } catch {}
   check(name === "get_weather" && city === "Paris", "the tool call shows get_weather and its arguments", `${name} ${callArgs}`);
   await call.locator("textarea").fill('{"city": "Paris", "temperature": 21, "condition": "sunny"}');
+  // The reply to the tool result is a new assistant message: wait for that one by index, since
+  // `.last()` still means the tool call's own (finished) message until the page adds the new one.
+  const before = await page.locator(".message.assistant").count();
   await call.locator("button").click();
-  const after = page.locator(".message.assistant").last();
+  const after = page.locator(".message.assistant").nth(before);
   await after.locator(".stats").waitFor(WAIT);
   const toolAnswer = await after.locator(".answer").textContent();
   const sent = chatBodies.at(-1)?.messages ?? [];
   check(sent.at(-1)?.role === "tool" && sent.at(-2)?.tool_calls?.[0]?.function?.name === "get_weather",
         "the result goes back as a tool message after the assistant's call", JSON.stringify(sent.slice(-2)));
-  // On failure show the whole message (reasoning, tool calls, stats): an empty answer once failed
-  // this check in a parallel ctest run and passed on every rerun.
+  // On failure show the whole message (reasoning, tool calls, stats).
   check(toolAnswer.includes("sunny") && toolAnswer.includes("21"), "the model answers from the tool result",
         JSON.stringify({ answer: toolAnswer, message: await after.textContent() }));
 
