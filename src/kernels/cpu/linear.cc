@@ -44,23 +44,9 @@ const DecodeTables& decode_tables() {
 
 namespace {
 
+using cpu_linear_detail::AlignedScratch;
 using cpu_linear_detail::LinearJob;
 using cpu_linear_detail::RowKernel;
-
-// Per-thread scratch that grows to the largest call seen and is then reused: no allocation in the
-// step loop once the shapes have been seen.
-struct AlignedScratch {
-  std::unique_ptr<uint8_t[]> storage;
-  size_t capacity = 0;
-  void* get(size_t bytes) {
-    if (bytes + 64 > capacity) {
-      capacity = bytes + 64;
-      storage.reset(new uint8_t[capacity]);
-    }
-    const auto address = reinterpret_cast<uintptr_t>(storage.get());
-    return storage.get() + ((64 - address % 64) % 64);
-  }
-};
 
 // The engine's activations when MINIMAX_CPU_ACTIVATIONS is not set.
 constexpr ActivationPrecision kEngineDefault = ActivationPrecision::kF32;

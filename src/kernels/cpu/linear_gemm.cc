@@ -26,20 +26,6 @@ constexpr int64_t kMaxBlockTokens = 256;
 // (1536 and 768 measured the same within noise; one panel of 3072 columns 5% slower).
 constexpr int64_t kPanelCols = 1024;
 
-// Grow-only, 64-byte aligned per-thread buffer (no allocation once the shapes have been seen).
-struct Scratch {
-  std::unique_ptr<uint16_t[]> storage;
-  size_t capacity = 0;
-  uint16_t* get(size_t elements) {
-    if (elements + 32 > capacity) {
-      capacity = elements + 32;
-      storage.reset(new uint16_t[capacity]);
-    }
-    const auto address = reinterpret_cast<uintptr_t>(storage.get());
-    return storage.get() + ((64 - address % 64) % 64) / 2;
-  }
-};
-
 // Sum of each of 16 vectors, in lane i for vector i: a transposing tree (45 instructions instead
 // of 16 full reductions).
 MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE __m512 sum16(const __m512 (&v)[16]) {
@@ -250,11 +236,14 @@ MINIMAX_AVX512 void gemm_rows(const WeightView& w, const float* x, int64_t token
   const int64_t panel_cols = (cols / panels + kChunk - 1) / kChunk * kChunk;
   int64_t block = std::clamp<int64_t>(kBlockBytes / (2 * x_stride), kTileTokens, kMaxBlockTokens);
   block = block / kTileTokens * kTileTokens;
-  thread_local Scratch x_scratch, panel_scratch;
+  thread_local AlignedScratch x_scratch, panel_scratch;
   thread_local std::vector<float> col_scale;
-  uint16_t* xb = x_scratch.get(static_cast<size_t>(std::min(block, tokens) * x_stride));
-  uint16_t* panel =
-      Src::kInPlace ? nullptr : panel_scratch.get(static_cast<size_t>(kTileRows * (cols + 64)));
+  auto* xb = static_cast<uint16_t*>(
+      x_scratch.get(sizeof(uint16_t) * static_cast<size_t>(std::min(block, tokens) * x_stride)));
+  uint16_t* panel = Src::kInPlace
+                        ? nullptr
+                        : static_cast<uint16_t*>(panel_scratch.get(
+                              sizeof(uint16_t) * static_cast<size_t>(kTileRows * (cols + 64))));
   if (Src::kBlockScaled && col_scale.size() < static_cast<size_t>(cols)) col_scale.resize(cols);
   for (int64_t t0 = 0; t0 < tokens; t0 += block) {
     const int64_t n = std::min(block, tokens - t0);

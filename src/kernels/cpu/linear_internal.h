@@ -2,12 +2,29 @@
 // the job description and the kernel descriptor each format file hands out per ISA level.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/weight_view.h"
 
 namespace minimax::cpu_linear_detail {
+
+// Per-thread scratch that grows to the largest call seen and is then reused: no allocation in the
+// step loop once the shapes have been seen.
+struct AlignedScratch {
+  std::unique_ptr<uint8_t[]> storage;
+  size_t capacity = 0;
+  void* get(size_t bytes) {
+    if (bytes + 64 > capacity) {
+      capacity = bytes + 64;
+      storage.reset(new uint8_t[capacity]);
+    }
+    const auto address = reinterpret_cast<uintptr_t>(storage.get());
+    return storage.get() + ((64 - address % 64) % 64);
+  }
+};
 
 // One call of cpu_linear, read by every thread.
 struct LinearJob {
