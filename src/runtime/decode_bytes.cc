@@ -28,17 +28,10 @@ DecodeBytes decode_bytes_per_token(const ModelWeights& weights, const ModelConfi
     }
     const MoeWeights& m = layer.moe_weights;
     b.router += weight_view_bytes(m.router) + vector_bytes(m.bias);
-    // Every expert has the same shape and format, so the mean is exact. Under expert
-    // parallelism this rank holds some of them (the others are empty views) and runs its share
-    // of a token's top_k: held / num_experts of them on average.
-    uint64_t held_bytes = 0, held = 0;
-    for (const ExpertWeights& e : m.experts) {
-      if (e.gate.data == nullptr) continue;
-      held_bytes += weight_view_bytes(e.gate) + weight_view_bytes(e.up) + weight_view_bytes(e.down);
-      ++held;
-    }
-    if (held > 0)
-      b.routed_experts += held_bytes / held * config.experts_per_tok * held / m.experts.size();
+    b.routed_experts +=
+        routed_experts_per_token<uint64_t>(m, config.experts_per_tok, [](const ExpertWeights& e) {
+          return weight_view_bytes(e.gate) + weight_view_bytes(e.up) + weight_view_bytes(e.down);
+        });
     if (m.has_shared) b.shared_expert += ffn_bytes(m.shared);
   }
   b.norms += vector_bytes(weights.final_norm);

@@ -27,4 +27,20 @@ struct DecodeBytes {
 
 DecodeBytes decode_bytes_per_token(const ModelWeights& weights, const ModelConfig& config);
 
+// What one token's routed experts of an MoE layer amount to, in `measure(expert)` units (bytes,
+// weights), as computed in T. Every expert has the same shape and format, so the mean over the
+// held ones is exact. Under expert parallelism this rank holds some of them (the others are empty
+// views) and runs its share of a token's top_k: held / num_experts of them on average.
+template <class T, class Measure>
+T routed_experts_per_token(const MoeWeights& moe, int experts_per_tok, Measure measure) {
+  T held_total = 0, held = 0;
+  for (const ExpertWeights& e : moe.experts) {
+    if (e.gate.data == nullptr) continue;
+    held_total += measure(e);
+    ++held;
+  }
+  if (held == 0) return 0;
+  return held_total / held * experts_per_tok * held / static_cast<T>(moe.experts.size());
+}
+
 }  // namespace minimax

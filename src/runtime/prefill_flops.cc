@@ -1,6 +1,8 @@
 // Operations of a prefill (runtime/prefill_flops.h).
 #include "runtime/prefill_flops.h"
 
+#include "runtime/decode_bytes.h"
+
 namespace minimax {
 namespace {
 
@@ -27,16 +29,10 @@ PrefillFlops prefill_flops(const ModelWeights& weights, const ModelConfig& confi
     }
     const MoeWeights& m = layer.moe_weights;
     f.per_token += elements(m.router);
-    // As decode_bytes.cc: the held experts' mean × top_k × the held share.
-    double held_elements = 0, held = 0;
-    for (const ExpertWeights& e : m.experts) {
-      if (e.gate.data == nullptr) continue;
-      held_elements += elements(e.gate) + elements(e.up) + elements(e.down);
-      ++held;
-    }
-    if (held > 0)
-      f.per_token += held_elements / held * config.experts_per_tok * held /
-                     static_cast<double>(m.experts.size());
+    f.per_token +=
+        routed_experts_per_token<double>(m, config.experts_per_tok, [](const ExpertWeights& e) {
+          return elements(e.gate) + elements(e.up) + elements(e.down);
+        });
     if (m.has_shared) f.per_token += ffn_elements(m.shared);
   }
   f.lm_head = elements(weights.lm_head);
