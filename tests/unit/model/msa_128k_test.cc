@@ -50,6 +50,7 @@ namespace minimax {
 namespace {
 
 using testing_support::fnv1a64_of_shards;
+using testing_support::msa_release_geometry_config_json;
 using testing_support::scratch_path;
 
 constexpr double kLogitTolerance = 2e-4;
@@ -62,20 +63,14 @@ constexpr int64_t kPageSize = 16;
 
 // The tiny M3 with one layer (MoE + MSA) and the release's attention geometry.
 nlohmann::json msa_128k_config_json(int vocab_size) {
-  nlohmann::json config = tiny_config_json(Arch::kM3, vocab_size);
+  nlohmann::json config = msa_release_geometry_config_json(vocab_size);
   nlohmann::json& text = config["text_config"];
   text["num_hidden_layers"] = 1;
   text["moe_layer_freq"] = {1};
-  text["num_key_value_heads"] = 4;  // one index head per KV group (§5.3)
   text["max_position_embeddings"] = 1048576;
   nlohmann::json& sparse = text["sparse_attention_config"];
   sparse["sparse_attention_freq"] = {1};
   sparse["sparse_disable_index_value"] = {1};
-  sparse["sparse_num_index_heads"] = 4;
-  sparse["sparse_block_size"] = 128;
-  sparse["sparse_topk_blocks"] = 16;
-  sparse["sparse_local_block"] = 1;
-  sparse["sparse_init_block"] = 0;
   return config;
 }
 

@@ -28,6 +28,7 @@ namespace {
 
 using testing_support::fnv1a64_of_shards;
 using testing_support::iota_positions;
+using testing_support::msa_release_geometry_config_json;
 using testing_support::scratch_path;
 
 constexpr double kLogitTolerance = 2e-4;
@@ -36,24 +37,10 @@ constexpr double kLogitTolerance = 2e-4;
 // reference's own sparse-vs-dense gap there is recorded in the golden, about 1.2).
 constexpr double kSelectionMatters = 0.1;
 
-// The tiny M3 config with the real release's MSA geometry.
-nlohmann::json msa_long_config_json(int vocab_size) {
-  nlohmann::json config = tiny_config_json(Arch::kM3, vocab_size);
-  nlohmann::json& text = config["text_config"];
-  text["num_key_value_heads"] = 4;  // one index head per KV group (§5.3)
-  nlohmann::json& sparse = text["sparse_attention_config"];
-  sparse["sparse_num_index_heads"] = 4;
-  sparse["sparse_block_size"] = 128;
-  sparse["sparse_topk_blocks"] = 16;
-  sparse["sparse_local_block"] = 1;
-  sparse["sparse_init_block"] = 0;
-  return config;
-}
-
 void write_msa_long_checkpoint(const std::string& dir, uint64_t seed, int vocab_size) {
   std::filesystem::create_directories(dir);
   const ModelConfig config =
-      parse_model_config(msa_long_config_json(vocab_size), "msa long-prompt config");
+      parse_model_config(msa_release_geometry_config_json(vocab_size), "msa long-prompt config");
   write_tiny_weights(config, dir, seed);
 }
 
@@ -120,7 +107,8 @@ class MsaLongPromptTest : public ::testing::Test {
 };
 
 TEST_F(MsaLongPromptTest, UsesTheRealBlockGeometryAndALongerPrompt) {
-  const ModelConfig config = parse_model_config(msa_long_config_json(64), "msa long-prompt config");
+  const ModelConfig config =
+      parse_model_config(msa_release_geometry_config_json(64), "msa long-prompt config");
   EXPECT_EQ(config.sparse.block_size, 128);
   EXPECT_EQ(config.sparse.topk_blocks, 16);
   EXPECT_EQ(config.sparse.num_index_heads, 4);

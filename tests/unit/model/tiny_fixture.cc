@@ -42,6 +42,19 @@ class ScratchCleanup : public ::testing::Environment {
 
 }  // namespace
 
+nlohmann::json msa_release_geometry_config_json(int vocab_size) {
+  nlohmann::json config = tiny_config_json(Arch::kM3, vocab_size);
+  nlohmann::json& text = config["text_config"];
+  text["num_key_value_heads"] = 4;  // one index head per KV group (§5.3)
+  nlohmann::json& sparse = text["sparse_attention_config"];
+  sparse["sparse_num_index_heads"] = 4;
+  sparse["sparse_block_size"] = 128;
+  sparse["sparse_topk_blocks"] = 16;
+  sparse["sparse_local_block"] = 1;
+  sparse["sparse_init_block"] = 0;
+  return config;
+}
+
 std::string scratch_path(const std::string& name) {
   static std::mutex mutex;
   static int counter = 0;

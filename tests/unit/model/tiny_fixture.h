@@ -16,6 +16,10 @@ namespace minimax::testing_support {
 // process under a scratch root that is removed when the tests end.
 std::string tiny_checkpoint(Arch arch, QuantScheme scheme, uint64_t seed, int vocab_size);
 // A fresh scratch directory path (not created) for a test's own files.
+// The tiny M3 with the released model's MSA geometry: 4 index heads (one per KV group), blocks of
+// 128 tokens, top-16, the local block forced and no initial one.
+nlohmann::json msa_release_geometry_config_json(int vocab_size);
+
 std::string scratch_path(const std::string& name);
 
 // FNV-1a 64 over every *.safetensors file of `dir` in name order, as tools/reference computes it.
