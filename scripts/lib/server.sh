@@ -17,8 +17,11 @@ start_server() {
 # (printing the log) if PID exits first or nothing listens within 60 s.
 wait_listening() {
   local log=$1 pid=$2
+  PORT=
   for _ in $(seq 1 600); do
-    PORT=$(sed -n 's#.* on http://[^:]*:\([0-9]*\) .*#\1#p' "$log" | head -1)
+    # The log is created by the background job's redirection, which may not have run yet: reading
+    # it before then failed the whole script under `set -e -o pipefail`.
+    [[ -f $log ]] && PORT=$(sed -n 's#.* on http://[^:]*:\([0-9]*\) .*#\1#p' "$log" | head -1)
     [[ -n $PORT ]] && return 0
     if ! kill -0 "$pid" 2>/dev/null; then
       cat "$log" >&2
