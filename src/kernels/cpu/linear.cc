@@ -3,6 +3,7 @@
 #include "kernels/cpu/linear.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstdlib>
 #include <cstring>
@@ -249,16 +250,32 @@ void cpu_linear_op(const WeightView& w, const float* x, int64_t tokens, float* y
   run_linear(w, x, tokens, y, pool, options);
 }
 
-ActivationPrecision engine_activation_precision() {
+namespace {
+
+// The precision set by set_engine_activation_precision; kUnset until then.
+constexpr int kUnset = -1;
+std::atomic<int> g_engine_precision{kUnset};
+
+ActivationPrecision environment_precision() {
   static const ActivationPrecision precision = [] {
     const char* env = std::getenv("MINIMAX_CPU_ACTIVATIONS");
     if (env == nullptr || *env == '\0') return kEngineDefault;
     const std::string_view v(env);
-    if (v == "f32") return ActivationPrecision::kF32;
-    if (v == "bf16-batches") return ActivationPrecision::kBF16Batches;
-    fail("MINIMAX_CPU_ACTIVATIONS: '{}' is not f32 or bf16-batches", v);
+    if (const auto p = parse_activation_precision(v)) return *p;
+    fail("MINIMAX_CPU_ACTIVATIONS: '{}' is not f32, bf16x2, bf16-batches or bf16", v);
   }();
   return precision;
+}
+
+}  // namespace
+
+ActivationPrecision engine_activation_precision() {
+  const int set = g_engine_precision.load(std::memory_order_relaxed);
+  return set == kUnset ? environment_precision() : static_cast<ActivationPrecision>(set);
+}
+
+void set_engine_activation_precision(ActivationPrecision p) {
+  g_engine_precision.store(static_cast<int>(p), std::memory_order_relaxed);
 }
 
 const char* activation_precision_name(ActivationPrecision p) {
@@ -269,8 +286,17 @@ const char* activation_precision_name(ActivationPrecision p) {
       return "bf16";
     case ActivationPrecision::kBF16Batches:
       return "bf16-batches";
+    case ActivationPrecision::kBF16x2:
+      return "bf16x2";
   }
   return "?";
+}
+
+std::optional<ActivationPrecision> parse_activation_precision(std::string_view name) {
+  for (const auto p : {ActivationPrecision::kF32, ActivationPrecision::kBF16,
+                       ActivationPrecision::kBF16Batches, ActivationPrecision::kBF16x2})
+    if (name == activation_precision_name(p)) return p;
+  return std::nullopt;
 }
 
 }  // namespace minimax

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
 
 #include "base/thread_pool.h"
 #include "kernels/cpu/cpu_features.h"
@@ -26,16 +28,26 @@ enum class ActivationPrecision : uint8_t {
   // each activation times its tile's scale), which adds a relative error of up to 2^-9 per
   // activation, as kBF16. Smaller calls, other formats and other CPUs compute as kF32.
   kBF16Batches,
+  // x is split into two bf16 numbers, hi = bf16(x) and lo = bf16(x - hi), and each weight is
+  // multiplied with both by vdpbf16ps (exact products, fp32 accumulation): hi + lo is within 2^-16
+  // relative of x, so the result is near the kF32 one at most of the bf16 kernels' speed (no
+  // conversion of the decoded weights to f32). AVX-512 + AVX512_BF16 only; elsewhere as kF32.
+  kBF16x2,
 };
 
 // Fewest tokens of a kBF16Batches call that take the batch GEMM.
 inline constexpr int64_t kBatchTokens = 8;
 
-// What cpu_linear_op (the engine's linear) uses: kF32, or what the environment variable
-// MINIMAX_CPU_ACTIVATIONS=f32|bf16-batches names (an unknown value is an Error naming it).
+// What cpu_linear_op (the engine's linear) uses: the last set_engine_activation_precision, else
+// what the environment variable MINIMAX_CPU_ACTIVATIONS names (an unknown value is an Error naming
+// it), else the default (kF32).
 ActivationPrecision engine_activation_precision();
-// The name above ("f32", "bf16", "bf16-batches").
+// Sets the engine's precision for the rest of the process (the commands' --activations flag).
+void set_engine_activation_precision(ActivationPrecision p);
+// The name of p ("f32", "bf16", "bf16-batches", "bf16x2").
 const char* activation_precision_name(ActivationPrecision p);
+// The precision a name above stands for, or nullopt.
+std::optional<ActivationPrecision> parse_activation_precision(std::string_view name);
 
 struct CpuLinearOptions {
   CpuIsa isa = default_cpu_isa();  // Error if the CPU does not support it
