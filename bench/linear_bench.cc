@@ -7,8 +7,10 @@
 //   vs_read1   GB/s over the 1-thread read-only bandwidth      (1-thread runs)
 //   vs_readN   GB/s over the all-threads read-only bandwidth   (all-thread runs)
 //   vs_memcpy  GB/s over memcpy's bytes copied per second
-// Arguments: format, isa (0 scalar, 1 avx2, 2 avx512), activations (0 f32, 1 bf16), threads
-// (0 = all), tokens. Paths this CPU lacks are skipped with a message. Not a test.
+// Arguments: format, isa (0 scalar, 1 avx2, 2 avx512), activations (ActivationPrecision: 0 f32,
+// 1 bf16, 3 bf16x2), threads (0 = all), tokens, cached (1: ~512 KiB of the weight read again and
+// again from L2, the kernel's compute ceiling). Paths this CPU lacks are skipped with a message.
+// Not a test.
 #include <benchmark/benchmark.h>
 #include <immintrin.h>
 
@@ -238,27 +240,33 @@ void BM_Linear(benchmark::State& state) {
   options.isa = static_cast<CpuIsa>(state.range(1));
   options.activations = static_cast<ActivationPrecision>(state.range(2));
   const int64_t threads = state.range(3), tokens = state.range(4);
+  const bool cached = state.range(5) != 0;
   if (!cpu_supports(options.isa)) {
     state.SkipWithError("this CPU lacks the ISA level");
     return;
   }
-  if (options.activations == ActivationPrecision::kBF16 && !cpu_features().avx512_bf16) {
+  if (options.activations != ActivationPrecision::kF32 && !cpu_features().avx512_bf16) {
     state.SkipWithError("this CPU lacks AVX512_BF16");
     return;
   }
   ThreadPool& pool = pool_of(threads);
   const Weights& w = weights_of(format);
+  // cached: the first rows of one copy, ~512 KiB, read again each call from L2: what the kernel's
+  // instructions allow without the memory limit.
+  WeightView small = w.views[0];
+  small.rows = std::max<int64_t>(16, (int64_t{512} << 10) / (w.bytes / w.views[0].rows));
+  const int64_t call_bytes = cached ? w.bytes / w.views[0].rows * small.rows : w.bytes;
   std::vector<float> x(tokens * w.views[0].cols), y(tokens * w.views[0].rows);
   std::mt19937 rng(1);
   std::normal_distribution<float> normal;
   for (auto& v : x) v = normal(rng);
   int copy = 0;
   for (auto _ : state) {
-    cpu_linear(w.views[copy], x.data(), tokens, y.data(), pool, options);
+    cpu_linear(cached ? small : w.views[copy], x.data(), tokens, y.data(), pool, options);
     benchmark::DoNotOptimize(y.data());
     copy = (copy + 1) % kCopies;
   }
-  const double bytes = static_cast<double>(w.bytes) * static_cast<double>(state.iterations());
+  const double bytes = static_cast<double>(call_bytes) * static_cast<double>(state.iterations());
   state.counters["weight_GB"] = benchmark::Counter(bytes / 1e9, benchmark::Counter::kIsRate);
   const double read =
       pool.size() == 1 ? g_bandwidth.read1_bytes_per_s : g_bandwidth.readn_bytes_per_s;
@@ -267,8 +275,11 @@ void BM_Linear(benchmark::State& state) {
   state.counters["vs_memcpy"] =
       benchmark::Counter(bytes / g_bandwidth.memcpy_bytes_per_s, benchmark::Counter::kIsRate);
   state.SetLabel(std::string(cpu_isa_name(options.isa)) +
-                 (options.activations == ActivationPrecision::kBF16 ? "+bf16x" : "") + " " +
-                 std::to_string(pool.size()) + "T " + std::to_string(tokens) + "tok");
+                 (options.activations == ActivationPrecision::kF32
+                      ? std::string()
+                      : std::string("+") + activation_precision_name(options.activations)) +
+                 " " + std::to_string(pool.size()) + "T " + std::to_string(tokens) + "tok" +
+                 (cached ? " L2" : ""));
 }
 
 // The bandwidth baselines again as benchmarks, before and after the kernels, to show how much the
@@ -325,17 +336,22 @@ void register_benchmarks() {
   const char* names[] = {"f32", "bf16", "fp8_channel", "fp8_block", "mxfp4", "nvfp4", "mxfp8"};
   for (int i = 0; i < 7; ++i) {
     auto* b = benchmark::RegisterBenchmark((std::string("linear/") + names[i]).c_str(), BM_Linear);
-    b->ArgNames({"format", "isa", "act", "threads", "tokens"});
+    b->ArgNames({"format", "isa", "act", "threads", "tokens", "cached"});
     b->UseRealTime()->Unit(benchmark::kMillisecond);
     for (int threads : {1, 0}) {
-      b->Args({static_cast<int>(formats[i]), 1, 0, threads, 1});
-      b->Args({static_cast<int>(formats[i]), 2, 0, threads, 1});
+      b->Args({static_cast<int>(formats[i]), 1, 0, threads, 1, 0});
+      b->Args({static_cast<int>(formats[i]), 2, 0, threads, 1, 0});
       if (formats[i] != WeightFormat::kF32)
-        b->Args({static_cast<int>(formats[i]), 2, 1, threads, 1});
+        for (auto act : {ActivationPrecision::kBF16, ActivationPrecision::kBF16x2})
+          b->Args({static_cast<int>(formats[i]), 2, static_cast<int>(act), threads, 1, 0});
     }
-    b->Args({static_cast<int>(formats[i]), 0, 0, 1, 1});  // scalar, for scale
-    b->Args({static_cast<int>(formats[i]), 2, 0, 0, 4});  // small batches share one pass
-    b->Args({static_cast<int>(formats[i]), 2, 0, 0, 16});
+    b->Args({static_cast<int>(formats[i]), 0, 0, 1, 1, 0});  // scalar, for scale
+    b->Args({static_cast<int>(formats[i]), 2, 0, 0, 4, 0});  // small batches share one pass
+    b->Args({static_cast<int>(formats[i]), 2, 0, 0, 16, 0});
+    for (auto act : {ActivationPrecision::kF32, ActivationPrecision::kBF16,
+                     ActivationPrecision::kBF16x2})  // the compute ceiling, weights in L2
+      if (formats[i] != WeightFormat::kF32 || act == ActivationPrecision::kF32)
+        b->Args({static_cast<int>(formats[i]), 2, static_cast<int>(act), 1, 1, 1});
   }
 }
 

@@ -80,9 +80,10 @@ RowKernel select_kernel(const WeightView& w, const CpuLinearOptions& options) {
     fail("cpu_linear: this CPU does not support the '{}' kernels (options.isa)",
          cpu_isa_name(options.isa));
   RowKernel k;
-  if (options.isa == CpuIsa::kAvx512 && cpu_features().avx512_bf16 &&
-      options.activations == ActivationPrecision::kBF16)
-    k = cpu_linear_detail::bf16x_kernel(w);
+  const bool bf16 = options.activations == ActivationPrecision::kBF16;
+  const bool split = options.activations == ActivationPrecision::kBF16x2;
+  if (options.isa == CpuIsa::kAvx512 && cpu_features().avx512_bf16 && (bf16 || split))
+    k = cpu_linear_detail::bf16x_kernel(w, split);
   if (k.run == nullptr && options.isa != CpuIsa::kScalar) {
     switch (w.format) {
       case WeightFormat::kF32:
@@ -106,14 +107,6 @@ RowKernel select_kernel(const WeightView& w, const CpuLinearOptions& options) {
   }
   if (k.run == nullptr) k = cpu_linear_detail::scalar_kernel();
   return k;
-}
-
-// Round to nearest even, as formats/ f32_to_bf16 (NaN stays a quiet NaN), inlined: every
-// activation of a call goes through it.
-inline uint16_t to_bf16(float v) {
-  const uint32_t b = std::bit_cast<uint32_t>(v);
-  if ((b & 0x7FFFFFFFu) > 0x7F800000u) return static_cast<uint16_t>((b >> 16) | 0x40);
-  return static_cast<uint16_t>((b + 0x7FFFu + ((b >> 16) & 1u)) >> 16);
 }
 
 // x [tokens, cols] -> `out` [tokens, stride] in the kernel's order, zero-padded.
@@ -168,10 +161,11 @@ int64_t thread_parts(const WeightView& w, ThreadPool* pool, const CpuLinearOptio
 // The batch GEMM for this call, or null (then the row kernels run).
 cpu_linear_detail::GemmRowsFn select_gemm(const WeightView& w, int64_t tokens,
                                           const CpuLinearOptions& options) {
-  if (options.activations != ActivationPrecision::kBF16Batches || tokens < kBatchTokens ||
-      options.isa != CpuIsa::kAvx512 || !cpu_features().avx512_bf16)
+  const bool split = options.activations == ActivationPrecision::kBF16x2;
+  if ((options.activations != ActivationPrecision::kBF16Batches && !split) ||
+      tokens < kBatchTokens || options.isa != CpuIsa::kAvx512 || !cpu_features().avx512_bf16)
     return nullptr;
-  return cpu_linear_detail::gemm_bf16_kernel(w);
+  return cpu_linear_detail::gemm_bf16_kernel(w, split);
 }
 
 void run_gemm(cpu_linear_detail::GemmRowsFn gemm, const WeightView& w, const float* x,
@@ -199,7 +193,8 @@ void run_linear(const WeightView& w, const float* x, int64_t tokens, float* y, T
   // Tokens in blocks whose prepared activations fit in L2: each block is one pass over the
   // weight, so decode and small batches (up to ~20-80 tokens, by width) read it once per call.
   const int64_t stride = (w.cols + kernel.chunk_cols - 1) / kernel.chunk_cols * kernel.chunk_cols;
-  const int64_t element_bytes = kernel.bf16_x ? 2 : 4;
+  // Bytes of prepared activations per padded column: f32, bf16, or bf16 hi + lo.
+  const int64_t element_bytes = kernel.bf16_x && !kernel.split_x ? 2 : 4;
   const int64_t block = std::clamp<int64_t>(kTokenBlockBytes / (stride * element_bytes), 4, 256);
   thread_local AlignedScratch scratch;
   void* prepared =
@@ -209,8 +204,8 @@ void run_linear(const WeightView& w, const float* x, int64_t tokens, float* y, T
   for (int64_t t0 = 0; t0 < tokens; t0 += block) {
     const int64_t n = std::min(block, tokens - t0);
     if (kernel.bf16_x) {
-      permute_activations(kernel, x + t0 * w.cols, n, w.cols, stride,
-                          static_cast<uint16_t*>(prepared), [](float v) { return to_bf16(v); });
+      cpu_linear_detail::prepare_bf16_activations(kernel, x + t0 * w.cols, n, w.cols, stride,
+                                                  static_cast<uint16_t*>(prepared));
     } else {
       permute_activations(kernel, x + t0 * w.cols, n, w.cols, stride, static_cast<float*>(prepared),
                           [](float v) { return v; });
@@ -218,7 +213,7 @@ void run_linear(const WeightView& w, const float* x, int64_t tokens, float* y, T
     LinearJob job;
     job.w = &w;
     job.x = prepared;
-    job.x_stride = stride;
+    job.x_stride = kernel.split_x ? 2 * stride : stride;
     job.tokens = n;
     job.y = y + t0 * w.rows;
     if (parts == 1) {

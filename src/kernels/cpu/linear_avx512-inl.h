@@ -43,6 +43,9 @@ namespace {
 //   void chunk_scales(row, chunk, valid_cols, __m512* s): kGroups per-lane multipliers
 //   float row_scale(row): multiplier of the row's final sum
 
+// acc + w · x: x f32, or bf16 (kBf16X). Split activations (kSplit, bf16 only) store a chunk's K
+// vectors of hi halves, then its K vectors of lo halves, and the chunk loops below call this
+// once for each, into different accumulators (one dependency chain would limit the tile).
 template <bool kBf16X, class Vec>
 MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE __m512 madd512(__m512 acc, Vec w, const char* x) {
   if constexpr (kBf16X) {
@@ -56,12 +59,14 @@ MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE __m512 madd512(__m512 acc, Vec w, const cha
 // single FMA chain limits a tile. The rows of the tile are decoded first and each activation
 // vector is loaded once for all of them: with several tokens the activations, not the weights,
 // are most of the bytes a tile reads.
-template <class D, int R, int T, bool kTail>
+template <class D, bool kSplit, int R, int T, bool kTail>
 MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void chunk512(const D& d, int64_t row0, int64_t c, int valid,
                                                    const char* x, int64_t x_row_bytes,
                                                    __m512 (&acc)[R][T][2]) {
   constexpr int K = D::kVectors;
-  const char* xc = x + c * (K * 64);
+  constexpr int kLo = K * 64;         // bytes from a hi vector of x to its lo vector
+  constexpr int kS = kSplit ? 2 : 1;  // hi (and lo) partial sums
+  const char* xc = x + c * (K * 64) * kS;
   typename D::Vec w[R][K];
 #pragma GCC unroll 4
   for (int r = 0; r < R; ++r) d.template load<kTail>(row0 + r, c, valid, w[r]);
@@ -69,29 +74,34 @@ MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void chunk512(const D& d, int64_t row0, int
     __m512 s[R][D::kGroups];
 #pragma GCC unroll 4
     for (int r = 0; r < R; ++r) d.template chunk_scales<kTail>(row0 + r, c, valid, s[r]);
-    __m512 p[R][T][D::kGroups];
-#pragma GCC unroll 4
-    for (int r = 0; r < R; ++r)
-#pragma GCC unroll 4
-      for (int t = 0; t < T; ++t)
+      // The hi halves' partial sums, scaled into acc, then the lo halves' (one set of partial sums
+      // at a time: two would not fit the 32 registers next to the decoded weights).
 #pragma GCC unroll 2
-        for (int g = 0; g < D::kGroups; ++g) p[r][t][g] = _mm512_setzero_ps();
+    for (int h = 0; h < kS; ++h) {
+      __m512 p[R][T][D::kGroups];
+#pragma GCC unroll 4
+      for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+        for (int t = 0; t < T; ++t)
+#pragma GCC unroll 2
+          for (int g = 0; g < D::kGroups; ++g) p[r][t][g] = _mm512_setzero_ps();
 #pragma GCC unroll 8
-    for (int k = 0; k < K; ++k)
+      for (int k = 0; k < K; ++k)
 #pragma GCC unroll 4
-      for (int t = 0; t < T; ++t) {
-        const char* xk = xc + t * x_row_bytes + 64 * k;
+        for (int t = 0; t < T; ++t) {
+          const char* xk = xc + t * x_row_bytes + 64 * k + h * kLo;
 #pragma GCC unroll 4
-        for (int r = 0; r < R; ++r)
-          p[r][t][D::group(k)] = madd512<D::kBf16X>(p[r][t][D::group(k)], w[r][k], xk);
-      }
+          for (int r = 0; r < R; ++r)
+            p[r][t][D::group(k)] = madd512<D::kBf16X>(p[r][t][D::group(k)], w[r][k], xk);
+        }
 #pragma GCC unroll 4
-    for (int r = 0; r < R; ++r)
+      for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
-      for (int t = 0; t < T; ++t)
+        for (int t = 0; t < T; ++t)
 #pragma GCC unroll 2
-        for (int g = 0; g < D::kGroups; ++g)
-          acc[r][t][g % 2] = _mm512_fmadd_ps(p[r][t][g], s[r][g], acc[r][t][g % 2]);
+          for (int g = 0; g < D::kGroups; ++g)
+            acc[r][t][(g + h) % 2] = _mm512_fmadd_ps(p[r][t][g], s[r][g], acc[r][t][(g + h) % 2]);
+    }
   } else {
 #pragma GCC unroll 8
     for (int k = 0; k < K; ++k)
@@ -100,13 +110,16 @@ MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void chunk512(const D& d, int64_t row0, int
         const char* xk = xc + t * x_row_bytes + 64 * k;
 #pragma GCC unroll 4
         for (int r = 0; r < R; ++r)
-          acc[r][t][k % 2] = madd512<D::kBf16X>(acc[r][t][k % 2], w[r][k], xk);
+#pragma GCC unroll 2
+          for (int h = 0; h < kS; ++h)  // the lo halves into the other accumulator
+            acc[r][t][(k + h) % 2] =
+                madd512<D::kBf16X>(acc[r][t][(k + h) % 2], w[r][k], xk + h * kLo);
       }
   }
 }
 
 // y for rows [row0, row0 + R) and tokens [tok0, tok0 + T).
-template <class D, int R, int T>
+template <class D, bool kSplit, int R, int T>
 MINIMAX_AVX512 void tile512(const D& d, const LinearJob& job, int64_t row0, int64_t tok0) {
   const int64_t cols = job.w->cols, rows = job.w->rows;
   const int64_t x_row_bytes = job.x_stride * (D::kBf16X ? 2 : 4);
@@ -119,8 +132,8 @@ MINIMAX_AVX512 void tile512(const D& d, const LinearJob& job, int64_t row0, int6
   const int64_t full = cols / D::kChunkCols;
   const int rem = static_cast<int>(cols % D::kChunkCols);
   for (int64_t c = 0; c < full; ++c)
-    chunk512<D, R, T, false>(d, row0, c, D::kChunkCols, x, x_row_bytes, acc);
-  if (rem != 0) chunk512<D, R, T, true>(d, row0, full, rem, x, x_row_bytes, acc);
+    chunk512<D, kSplit, R, T, false>(d, row0, c, D::kChunkCols, x, x_row_bytes, acc);
+  if (rem != 0) chunk512<D, kSplit, R, T, true>(d, row0, full, rem, x, x_row_bytes, acc);
   for (int r = 0; r < R; ++r) {
     const float scale = d.row_scale(row0 + r);
     for (int t = 0; t < T; ++t)
@@ -131,39 +144,41 @@ MINIMAX_AVX512 void tile512(const D& d, const LinearJob& job, int64_t row0, int6
 
 // Tiles of R rows × up to four tokens, the token groups of one row pair following each other
 // while its bytes are still in L1.
-template <class D, int R>
+template <class D, bool kSplit, int R>
 MINIMAX_AVX512 void token_tiles512(const D& d, const LinearJob& job, int64_t r, int64_t tb,
                                    int64_t te) {
   for (int64_t t = tb; t < te; t += 4) {
     switch (std::min<int64_t>(4, te - t)) {
       case 1:
-        tile512<D, R, 1>(d, job, r, t);
+        tile512<D, kSplit, R, 1>(d, job, r, t);
         break;
       case 2:
-        tile512<D, R, 2>(d, job, r, t);
+        tile512<D, kSplit, R, 2>(d, job, r, t);
         break;
       case 3:
-        tile512<D, R, 3>(d, job, r, t);
+        tile512<D, kSplit, R, 3>(d, job, r, t);
         break;
       default:
-        tile512<D, R, 4>(d, job, r, t);
+        tile512<D, kSplit, R, 4>(d, job, r, t);
         break;
     }
   }
 }
 
 // The RowRangeFn of decoder D: one token alone takes four rows per pass (four independent weight
-// streams keep the loads busy); several tokens take two rows × up to four tokens per tile.
-template <class D>
+// streams keep the loads busy); several tokens take two rows × up to four tokens per tile. kSplit
+// (bf16 decoders only): the activations are hi + lo bf16 pairs (ActivationPrecision::kBF16x2).
+template <class D, bool kSplit = false>
 MINIMAX_AVX512 void rows512(const LinearJob& job, int64_t row_begin, int64_t row_end) {
+  static_assert(!kSplit || D::kBf16X, "split activations need a bf16-pair decoder");
   const D d(*job.w);
   int64_t r = row_begin;
   if (job.tokens == 1) {
-    for (; r + 4 <= row_end; r += 4) tile512<D, 4, 1>(d, job, r, 0);
+    for (; r + 4 <= row_end; r += 4) tile512<D, kSplit, 4, 1>(d, job, r, 0);
   } else {
-    for (; r + 2 <= row_end; r += 2) token_tiles512<D, 2>(d, job, r, 0, job.tokens);
+    for (; r + 2 <= row_end; r += 2) token_tiles512<D, kSplit, 2>(d, job, r, 0, job.tokens);
   }
-  for (; r < row_end; ++r) token_tiles512<D, 1>(d, job, r, 0, job.tokens);
+  for (; r < row_end; ++r) token_tiles512<D, kSplit, 1>(d, job, r, 0, job.tokens);
 }
 
 // Software prefetch, two streams per weight row:

@@ -2,6 +2,7 @@
 // give the low and high bytes of each code's bf16 value (exact for every code, NaN included).
 #pragma once
 
+#include <bit>
 #include <cstring>
 
 #include "kernels/cpu/linear_avx512-inl.h"
@@ -45,18 +46,31 @@ struct E4m3Tables512 {
   }
 };
 
+// Where an FP8 row's scales come from: per row, per tile, or an e8m0 per 32 columns (MXFP8).
+enum class Fp8Scaling { kChannel, kTile, kMx };
+
 // Where each scale of an FP8 row comes from: the row's own (channel) or its tile's (block).
+// Tile sides that are powers of two (the published 128) index with shifts: a division per chunk
+// and row cost as much as the chunk's decode.
 struct Fp8Scales {
   const void* scales;
   int64_t scale_cols;  // floats from one tile row of scales to the next (block)
   int block_rows, block_cols;
+  int row_shift, col_shift;  // log2 of the tile sides, or -1 when not a power of two
   explicit Fp8Scales(const WeightView& w)
       : scales(w.scales),
         scale_cols(weight_scale_stride(w) / 4),
         block_rows(w.block_rows),
-        block_cols(w.block_cols) {}
+        block_cols(w.block_cols),
+        row_shift(log2_of(w.block_rows)),
+        col_shift(log2_of(w.block_cols)) {}
+  static int log2_of(int v) {
+    return v > 0 && (v & (v - 1)) == 0 ? std::countr_zero(unsigned(v)) : -1;
+  }
   float tile(int64_t row, int64_t col) const {
-    return load_f32(scales, row / block_rows * scale_cols + col / block_cols);
+    const int64_t tile_row = row_shift >= 0 ? row >> row_shift : row / block_rows;
+    const int64_t tile_col = col_shift >= 0 ? col >> col_shift : col / block_cols;
+    return load_f32(scales, tile_row * scale_cols + tile_col);
   }
   float channel(int64_t row) const { return load_f32(scales, row); }
 };

@@ -32,9 +32,6 @@ inline const uint16_t* avx512_order() {
   return order.data();
 }
 
-// Where an FP8 row's scales come from.
-enum class Fp8Scaling { kChannel, kTile, kMx };
-
 template <Fp8Scaling kScaling>
 struct Fp8Avx512 {
   static constexpr int kChunkCols = 64, kVectors = 4;

@@ -4,7 +4,9 @@
 // rows of a tile are read once for all the block's tokens: bf16 rows in place, FP8 rows decoded
 // to bf16 once into a panel in L1. Each tile reads 4 weight and 4 activation vectors per 16
 // vdpbf16ps, keeps the 16 sums in registers and reduces them together at the end.
-// docs/cpu_kernels.md ("Batches") gives the numbers.
+// With split activations (ActivationPrecision::kBF16x2) each activation is stored as bf16 hi and
+// lo halves in two planes and every weight vector meets both: twice the vdpbf16ps, near-f32
+// accuracy. docs/cpu_kernels.md ("Batches") gives the numbers.
 #define MINIMAX_AVX512_TARGET \
   "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx512bf16,fma,f16c,bmi,bmi2"
 #include <algorithm>
@@ -49,11 +51,12 @@ MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE __m512 sum16(const __m512 (&v)[16]) {
 }
 
 // One vector of columns (chunk c) for the tile: R weight loads, T activation loads, R·T
-// vdpbf16ps.
-template <int R, int T>
+// vdpbf16ps (kSplit: the lo plane, lo_offset elements after x, too).
+template <bool kSplit, int R, int T>
 MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void step(const uint16_t* w, int64_t w_stride,
-                                               const uint16_t* x, int64_t x_stride, int64_t c,
-                                               __mmask32 mask, bool prefetch, __m512 (&acc)[R][T]) {
+                                               const uint16_t* x, int64_t x_stride,
+                                               int64_t lo_offset, int64_t c, __mmask32 mask,
+                                               bool prefetch, __m512 (&acc)[R][T]) {
   __m512i wv[R];
 #pragma GCC unroll 16
   for (int r = 0; r < R; ++r) {
@@ -72,16 +75,22 @@ MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void step(const uint16_t* w, int64_t w_stri
 #pragma GCC unroll 16
     for (int r = 0; r < R; ++r)
       acc[r][t] = _mm512_dpbf16_ps(acc[r][t], (__m512bh)wv[r], (__m512bh)xv);
+    if constexpr (kSplit) {
+      const __m512i lo = _mm512_load_si512(x + lo_offset + t * x_stride + c * kChunk);
+#pragma GCC unroll 16
+      for (int r = 0; r < R; ++r)
+        acc[r][t] = _mm512_dpbf16_ps(acc[r][t], (__m512bh)wv[r], (__m512bh)lo);
+    }
   }
 }
 
 // y[t, r] = scale[r] · Σ_c w[r, c] · x[t, c] for R rows × T tokens. w rows are `w_stride`
 // elements apart and valid for `cols` columns (the tail vector is masked); x rows are zero-padded
 // to whole vectors. With `prefetch`, the R rows after the tile are fetched into L2 on the way.
-template <int R, int T>
+template <bool kSplit, int R, int T>
 MINIMAX_AVX512 void tile(const uint16_t* w, int64_t w_stride, const uint16_t* x, int64_t x_stride,
-                         int64_t cols, const float* scale, float* y, int64_t y_stride,
-                         bool prefetch, bool add) {
+                         int64_t lo_offset, int64_t cols, const float* scale, float* y,
+                         int64_t y_stride, bool prefetch, bool add) {
   __m512 acc[R][T];
 #pragma GCC unroll 16
   for (int r = 0; r < R; ++r)
@@ -90,10 +99,11 @@ MINIMAX_AVX512 void tile(const uint16_t* w, int64_t w_stride, const uint16_t* x,
   const int64_t full = cols / kChunk;
   const int rem = static_cast<int>(cols % kChunk);
   for (int64_t c = 0; c < full; ++c)
-    step<R, T>(w, w_stride, x, x_stride, c, ~__mmask32{0}, prefetch, acc);
+    step<kSplit, R, T>(w, w_stride, x, x_stride, lo_offset, c, ~__mmask32{0}, prefetch, acc);
   if (rem != 0)
-    step<R, T>(w, w_stride, x, x_stride, full,
-               static_cast<__mmask32>(_bzhi_u32(~0u, static_cast<unsigned>(rem))), prefetch, acc);
+    step<kSplit, R, T>(w, w_stride, x, x_stride, lo_offset, full,
+                       static_cast<__mmask32>(_bzhi_u32(~0u, static_cast<unsigned>(rem))), prefetch,
+                       acc);
   if constexpr (R == 4 && T == 4) {
     __m512 v[16];
 #pragma GCC unroll 16
@@ -121,9 +131,12 @@ MINIMAX_AVX512 void tile(const uint16_t* w, int64_t w_stride, const uint16_t* x,
 }
 
 // x [n, cols] f32 -> out [n, stride] bf16 (round to nearest even; subnormals become 0, as
-// vdpbf16ps would read them), each column times col_scale[c] when given, zero-padded.
+// vdpbf16ps would read them), each column times col_scale[c] when given, zero-padded. kSplit:
+// out holds the hi halves and out + lo_offset the lo halves, bf16(v - hi) (0 where hi is
+// infinite).
+template <bool kSplit>
 MINIMAX_AVX512 void to_bf16_rows(const float* x, int64_t n, int64_t cols, int64_t stride,
-                                 const float* col_scale, uint16_t* out) {
+                                 const float* col_scale, uint16_t* out, int64_t lo_offset) {
   const auto first = [](int64_t k) {
     return k >= 16 ? __mmask16(0xFFFF) : k <= 0 ? __mmask16(0) : __mmask16((1u << k) - 1);
   };
@@ -137,7 +150,20 @@ MINIMAX_AVX512 void to_bf16_rows(const float* x, int64_t n, int64_t cols, int64_
         lo = _mm512_mul_ps(lo, _mm512_maskz_loadu_ps(m0, col_scale + c));
         hi = _mm512_mul_ps(hi, _mm512_maskz_loadu_ps(m1, col_scale + c + 16));
       }
-      _mm512_store_si512(ot + c, (__m512i)_mm512_cvtne2ps_pbh(hi, lo));
+      const __m512i h = (__m512i)_mm512_cvtne2ps_pbh(hi, lo);
+      _mm512_store_si512(ot + c, h);
+      if constexpr (kSplit) {
+        const __m512 h_lo = _mm512_castsi512_ps(
+            _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(h)), 16));
+        const __m512 h_hi = _mm512_castsi512_ps(
+            _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(h, 1)), 16));
+        __m512i rest =
+            (__m512i)_mm512_cvtne2ps_pbh(_mm512_sub_ps(hi, h_hi), _mm512_sub_ps(lo, h_lo));
+        const __mmask32 infinite = _mm512_cmpeq_epi16_mask(
+            _mm512_and_si512(h, _mm512_set1_epi16(0x7FFF)), _mm512_set1_epi16(0x7F80));
+        rest = _mm512_mask_mov_epi16(rest, infinite, _mm512_setzero_si512());
+        _mm512_store_si512(ot + lo_offset + c, rest);
+      }
     }
   }
 }
@@ -199,33 +225,36 @@ struct Fp8Rows {
 
 // Every token of the block against R rows, four tokens at a time. Only the first token group
 // prefetches the next rows (in-place weights; a panel is already in L1).
-template <class Src, int R>
+template <class Src, bool kSplit, int R>
 MINIMAX_AVX512 void token_loop(const uint16_t* w, int64_t w_stride, const uint16_t* x,
-                               int64_t x_stride, int64_t tokens, int64_t cols, const float* scale,
-                               float* y, int64_t rows, bool add) {
+                               int64_t x_stride, int64_t lo_offset, int64_t tokens, int64_t cols,
+                               const float* scale, float* y, int64_t rows, bool add) {
   int64_t t = 0;
   for (; t + 4 <= tokens; t += 4)
-    tile<R, 4>(w, w_stride, x + t * x_stride, x_stride, cols, scale, y + t * rows, rows,
-               Src::kInPlace && t == 0, add);
+    tile<kSplit, R, 4>(w, w_stride, x + t * x_stride, x_stride, lo_offset, cols, scale,
+                       y + t * rows, rows, Src::kInPlace && t == 0, add);
   const bool prefetch = Src::kInPlace && t == 0;
   const uint16_t* xt = x + t * x_stride;
   float* yt = y + t * rows;
   switch (tokens - t) {
     case 3:
-      tile<R, 3>(w, w_stride, xt, x_stride, cols, scale, yt, rows, prefetch, add);
+      tile<kSplit, R, 3>(w, w_stride, xt, x_stride, lo_offset, cols, scale, yt, rows, prefetch,
+                         add);
       break;
     case 2:
-      tile<R, 2>(w, w_stride, xt, x_stride, cols, scale, yt, rows, prefetch, add);
+      tile<kSplit, R, 2>(w, w_stride, xt, x_stride, lo_offset, cols, scale, yt, rows, prefetch,
+                         add);
       break;
     case 1:
-      tile<R, 1>(w, w_stride, xt, x_stride, cols, scale, yt, rows, prefetch, add);
+      tile<kSplit, R, 1>(w, w_stride, xt, x_stride, lo_offset, cols, scale, yt, rows, prefetch,
+                         add);
       break;
     default:
       break;
   }
 }
 
-template <class Src>
+template <class Src, bool kSplit>
 MINIMAX_AVX512 void gemm_rows(const WeightView& w, const float* x, int64_t tokens, float* y,
                               int64_t row_begin, int64_t row_end) {
   const Src src(w);
@@ -234,12 +263,15 @@ MINIMAX_AVX512 void gemm_rows(const WeightView& w, const float* x, int64_t token
   // Equal panels of whole vectors, none wider than kPanelCols.
   const int64_t panels = (cols + kPanelCols - 1) / kPanelCols;
   const int64_t panel_cols = (cols / panels + kChunk - 1) / kChunk * kChunk;
-  int64_t block = std::clamp<int64_t>(kBlockBytes / (2 * x_stride), kTileTokens, kMaxBlockTokens);
+  constexpr int kPlanes = kSplit ? 2 : 1;  // hi (and lo) activations
+  int64_t block =
+      std::clamp<int64_t>(kBlockBytes / (2 * kPlanes * x_stride), kTileTokens, kMaxBlockTokens);
   block = block / kTileTokens * kTileTokens;
+  const int64_t lo_offset = std::min(block, tokens) * x_stride;  // elements from hi to lo plane
   thread_local AlignedScratch x_scratch, panel_scratch;
   thread_local std::vector<float> col_scale;
   auto* xb = static_cast<uint16_t*>(
-      x_scratch.get(sizeof(uint16_t) * static_cast<size_t>(std::min(block, tokens) * x_stride)));
+      x_scratch.get(sizeof(uint16_t) * static_cast<size_t>(kPlanes * lo_offset)));
   uint16_t* panel = Src::kInPlace
                         ? nullptr
                         : static_cast<uint16_t*>(panel_scratch.get(
@@ -248,7 +280,7 @@ MINIMAX_AVX512 void gemm_rows(const WeightView& w, const float* x, int64_t token
   for (int64_t t0 = 0; t0 < tokens; t0 += block) {
     const int64_t n = std::min(block, tokens - t0);
     const float* xt = x + t0 * cols;
-    if (!Src::kBlockScaled) to_bf16_rows(xt, n, cols, x_stride, nullptr, xb);
+    if (!Src::kBlockScaled) to_bf16_rows<kSplit>(xt, n, cols, x_stride, nullptr, xb, lo_offset);
     int64_t r = row_begin;
     while (r < row_end) {
       int64_t segment_end = row_end;
@@ -257,7 +289,7 @@ MINIMAX_AVX512 void gemm_rows(const WeightView& w, const float* x, int64_t token
         const int64_t tile_row = r / src.scales.block_rows;
         segment_end = std::min(row_end, (tile_row + 1) * src.scales.block_rows);
         for (int64_t c = 0; c < cols; ++c) col_scale[c] = src.scales.tile(r, c);
-        to_bf16_rows(xt, n, cols, x_stride, col_scale.data(), xb);
+        to_bf16_rows<kSplit>(xt, n, cols, x_stride, col_scale.data(), xb, lo_offset);
       }
       for (int nr = 0; r < segment_end; r += nr) {
         nr = static_cast<int>(std::min<int64_t>(kTileRows, segment_end - r));
@@ -274,16 +306,20 @@ MINIMAX_AVX512 void gemm_rows(const WeightView& w, const float* x, int64_t token
           const bool add = c0 > 0;
           switch (nr) {
             case 4:
-              token_loop<Src, 4>(wp, w_stride, xp, x_stride, n, nc, scale, yr, rows, add);
+              token_loop<Src, kSplit, 4>(wp, w_stride, xp, x_stride, lo_offset, n, nc, scale, yr,
+                                         rows, add);
               break;
             case 3:
-              token_loop<Src, 3>(wp, w_stride, xp, x_stride, n, nc, scale, yr, rows, add);
+              token_loop<Src, kSplit, 3>(wp, w_stride, xp, x_stride, lo_offset, n, nc, scale, yr,
+                                         rows, add);
               break;
             case 2:
-              token_loop<Src, 2>(wp, w_stride, xp, x_stride, n, nc, scale, yr, rows, add);
+              token_loop<Src, kSplit, 2>(wp, w_stride, xp, x_stride, lo_offset, n, nc, scale, yr,
+                                         rows, add);
               break;
             default:
-              token_loop<Src, 1>(wp, w_stride, xp, x_stride, n, nc, scale, yr, rows, add);
+              token_loop<Src, kSplit, 1>(wp, w_stride, xp, x_stride, lo_offset, n, nc, scale, yr,
+                                         rows, add);
               break;
           }
         }
@@ -294,14 +330,14 @@ MINIMAX_AVX512 void gemm_rows(const WeightView& w, const float* x, int64_t token
 
 }  // namespace
 
-GemmRowsFn gemm_bf16_kernel(const WeightView& w) {
+GemmRowsFn gemm_bf16_kernel(const WeightView& w, bool split) {
   switch (w.format) {
     case WeightFormat::kBF16:
-      return gemm_rows<Bf16Rows>;
+      return split ? gemm_rows<Bf16Rows, true> : gemm_rows<Bf16Rows, false>;
     case WeightFormat::kFp8Channel:
-      return gemm_rows<Fp8Rows<false>>;
+      return split ? gemm_rows<Fp8Rows<false>, true> : gemm_rows<Fp8Rows<false>, false>;
     case WeightFormat::kFp8Block:
-      return gemm_rows<Fp8Rows<true>>;
+      return split ? gemm_rows<Fp8Rows<true>, true> : gemm_rows<Fp8Rows<true>, false>;
     default:
       return nullptr;  // the row kernels (f32 weights; FP4 and MXFP8 have no batch kernel yet)
   }

@@ -30,9 +30,10 @@ struct AlignedScratch {
 struct LinearJob {
   const WeightView* w = nullptr;
   // Activations prepared by the dispatcher in the kernel's column order (RowKernel::order), each
-  // token row zero-padded to a whole number of chunks: f32, or bf16 bits when RowKernel::bf16_x.
+  // token row zero-padded to a whole number of chunks: f32, or bf16 bits when RowKernel::bf16_x;
+  // with RowKernel::split_x each chunk's hi halves, then its lo halves.
   const void* x = nullptr;
-  int64_t x_stride = 0;  // elements per prepared token row
+  int64_t x_stride = 0;  // elements per prepared token row (twice the padded width when split)
   // Tokens of this job; they share each pass over a weight row. The dispatcher cuts larger
   // batches into jobs whose activations fit in L2.
   int64_t tokens = 0;
@@ -48,7 +49,8 @@ struct RowKernel {
   // order[p] = the column (within a chunk) whose activation the kernel reads at position p, the
   // order the SIMD decode leaves weights in; null = natural order.
   const uint16_t* order = nullptr;
-  bool bf16_x = false;  // activations as bf16 bits (vdpbf16ps kernels)
+  bool bf16_x = false;   // activations as bf16 bits (vdpbf16ps kernels)
+  bool split_x = false;  // bf16_x as hi + lo pairs (ActivationPrecision::kBF16x2)
 };
 
 // The f32-activation kernel of each format at `isa` (kAvx2 / kAvx512); run is null where the level
@@ -58,16 +60,22 @@ RowKernel bf16_kernel(CpuIsa isa);
 RowKernel fp8_kernel(CpuIsa isa, const WeightView& w);
 RowKernel mxfp4_kernel(CpuIsa isa);
 RowKernel nvfp4_kernel(CpuIsa isa);
-// The bf16-activation (vdpbf16ps) kernel for `w`, AVX-512 + AVX512_BF16 only; run is null for
-// formats without one (f32 weights) or views it cannot take.
-RowKernel bf16x_kernel(const WeightView& w);
+// The bf16-activation (vdpbf16ps) kernel for `w`, AVX-512 + AVX512_BF16 only, with the
+// activations rounded to bf16 or (split) as hi + lo bf16 pairs; run is null for formats without
+// one (f32 weights) or views it cannot take.
+RowKernel bf16x_kernel(const WeightView& w, bool split);
 // The batch kernel (linear_gemm.cc, AVX-512 + AVX512_BF16): y rows [row_begin, row_end) of every
 // token, from the caller's f32 x [tokens, cols] (any alignment) and y [tokens, w.rows]. It rounds
 // the activations to bf16 itself (for FP8 tiles each one times its tile's scale).
 using GemmRowsFn = void (*)(const WeightView& w, const float* x, int64_t tokens, float* y,
                             int64_t row_begin, int64_t row_end);
-// Null for formats without one.
-GemmRowsFn gemm_bf16_kernel(const WeightView& w);
+// Null for formats without one. split: the activations as bf16 hi + lo (kBF16x2).
+GemmRowsFn gemm_bf16_kernel(const WeightView& w, bool split);
+// The activations of a bf16_x kernel k (AVX-512 + AVX512_BF16): x [tokens, cols] -> out, per
+// token `stride` (cols padded to whole chunks) bf16 in k's column order, zero-padded; with
+// k.split_x 2 · stride: per chunk the hi halves, then the lo halves (linear_prepare.cc).
+void prepare_bf16_activations(const RowKernel& k, const float* x, int64_t tokens, int64_t cols,
+                              int64_t stride, uint16_t* out);
 // Portable kernel for every format and shape (f32 activations, natural order).
 RowKernel scalar_kernel();
 

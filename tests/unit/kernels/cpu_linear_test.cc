@@ -3,7 +3,8 @@
 // layer shapes of M2 and M3, against a float64 product of the weight as the scalar reference
 // decoders of formats/ decode it. Bound: |y - y_ref| <= (cols/8 + 32)·2^-24·Σ|x|·|w|; for the
 // bf16-activation paths y_ref uses x rounded to bf16 (so against the exact x the bound grows by
-// 2^-9·Σ|x|·|w|), which checks that the rounding of x is their only extra error.
+// 2^-8·Σ|x|·|w|), and for the split (bf16x2) paths x as the sum of its bf16 hi and lo halves
+// (2^-16·Σ|x|·|w|), which checks that the rounding of x is their only extra error.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -218,6 +219,15 @@ std::vector<float> rounded_to_bf16(const float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) out[i] = bf16_to_f32(f32_to_bf16(x[i]));
   return out;
 }
+// x as hi + lo, hi = bf16(x), lo = bf16(x - hi) (hi + lo fits an f32: 16 significant bits).
+std::vector<float> split_to_bf16_pair(const float* x, int64_t n) {
+  std::vector<float> out(n);
+  for (int64_t i = 0; i < n; ++i) {
+    const float hi = bf16_to_f32(f32_to_bf16(x[i]));
+    out[i] = hi + bf16_to_f32(f32_to_bf16(x[i] - hi));
+  }
+  return out;
+}
 
 // ---- The paths --------------------------------------------------------------------------------
 
@@ -226,47 +236,71 @@ struct Path {
   ActivationPrecision activations;
 };
 std::string path_name(const Path& p) {
-  return std::string(cpu_isa_name(p.isa)) +
-         (p.activations == ActivationPrecision::kBF16 ? "_bf16x" : "_f32x");
+  return std::string(cpu_isa_name(p.isa)) + (p.activations == ActivationPrecision::kBF16 ? "_bf16x"
+                                             : p.activations == ActivationPrecision::kBF16x2
+                                                 ? "_bf16x2"
+                                                 : "_f32x");
 }
 const Path kPaths[] = {{CpuIsa::kScalar, ActivationPrecision::kF32},
                        {CpuIsa::kAvx2, ActivationPrecision::kF32},
                        {CpuIsa::kAvx512, ActivationPrecision::kF32},
-                       {CpuIsa::kAvx512, ActivationPrecision::kBF16}};
+                       {CpuIsa::kAvx512, ActivationPrecision::kBF16},
+                       {CpuIsa::kAvx512, ActivationPrecision::kBF16x2}};
 
 // Empty when this CPU runs the path, else why not.
 std::string unsupported(const Path& p) {
   if (!cpu_supports(p.isa))
     return "this CPU lacks " + std::string(cpu_isa_name(p.isa)) +
            (p.isa == CpuIsa::kAvx512 ? " (F, BW, VL, DQ and VBMI)" : " (AVX2, FMA, F16C, BMI1/2)");
-  if (p.activations == ActivationPrecision::kBF16 && !cpu_features().avx512_bf16)
+  if ((p.activations == ActivationPrecision::kBF16 ||
+       p.activations == ActivationPrecision::kBF16x2) &&
+      !cpu_features().avx512_bf16)
     return "this CPU lacks AVX512_BF16 (vdpbf16ps)";
   return "";
 }
 
-// Whether the path multiplies bf16-rounded activations: bf16 paths do, except for f32 and MXFP8
-// weights and FP8 tiles a 64-column chunk would straddle (those take the f32-activation kernels).
-bool bf16_kernel_exists(const Path& p, const WeightView& w) {
-  if (p.activations != ActivationPrecision::kBF16 || w.format == WeightFormat::kF32 ||
-      w.format == WeightFormat::kMxfp8)
-    return false;
-  return w.format != WeightFormat::kFp8Block || w.block_cols % 64 == 0;
+// How the path's kernel takes the activations for this weight: the bf16 paths use them rounded
+// (kBF16) or split (kBF16x2), except for f32 weights and FP8 tiles a 64-column chunk would
+// straddle (those take the f32-activation kernels).
+ActivationPrecision kernel_activations(const Path& p, const WeightView& w) {
+  if (p.activations == ActivationPrecision::kF32 || w.format == WeightFormat::kF32 ||
+      (w.format == WeightFormat::kFp8Block && w.block_cols % 64 != 0))
+    return ActivationPrecision::kF32;
+  return p.activations;
 }
 
-// The reference for a path: of x, or of x rounded to bf16 for bf16 paths (their only extra error is
-// that rounding, so the f32 bound then applies).
+// The batch GEMM (kBF16x2, kBatchTokens or more tokens, FP8 tiles) splits each activation times
+// its tile's scale, not the activation: against the exact reference its extra error is up to
+// 2^-16 relative per activation (plus the f32 rounding of the product).
+bool splits_scaled_activations(const Path& p, const WeightView& w, int64_t tokens) {
+  return p.activations == ActivationPrecision::kBF16x2 && w.format == WeightFormat::kFp8Block &&
+         tokens >= kBatchTokens && kernel_activations(p, w) == ActivationPrecision::kBF16x2;
+}
+
+// The reference for a path: of x, or of x as the bf16 paths see it (rounded, or hi + lo: their
+// only extra error, so the f32 bound then applies).
 struct Case {
   const WeightView* w;
   const float* x;
   int64_t tokens;
-  Reference exact, bf16x;  // bf16x computed only when asked for
+  Reference exact, bf16x, bf16x2;  // the last two computed only when asked for
+  const Reference& of(ActivationPrecision p) const {
+    return p == ActivationPrecision::kBF16     ? bf16x
+           : p == ActivationPrecision::kBF16x2 ? bf16x2
+                                               : exact;
+  }
 };
 
-Case make_case(const WeightView& w, const float* x, int64_t tokens, bool with_bf16x) {
-  Case c{&w, x, tokens, reference(w, x, tokens), {}};
-  if (with_bf16x && w.format != WeightFormat::kF32) {
+Case make_case(const WeightView& w, const float* x, int64_t tokens, bool with_bf16x,
+               bool with_bf16x2) {
+  Case c{&w, x, tokens, reference(w, x, tokens), {}, {}};
+  if (with_bf16x) {
     const std::vector<float> xr = rounded_to_bf16(x, tokens * w.cols);
     c.bf16x = reference(w, xr.data(), tokens);
+  }
+  if (with_bf16x2) {
+    const std::vector<float> xr = split_to_bf16_pair(x, tokens * w.cols);
+    c.bf16x2 = reference(w, xr.data(), tokens);
   }
   return c;
 }
@@ -275,8 +309,9 @@ Case make_case(const WeightView& w, const float* x, int64_t tokens, bool with_bf
 // bound.
 void check_path(const Path& path, const Case& c, const std::string& what) {
   const WeightView& w = *c.w;
-  const bool bf16x = bf16_kernel_exists(path, w);
-  const Reference& ref = bf16x ? c.bf16x : c.exact;
+  const bool scaled_split = splits_scaled_activations(path, w, c.tokens);
+  const Reference& ref = scaled_split ? c.exact : c.of(kernel_activations(path, w));
+  const double a = scaled_split ? 0x1p-16 + 0x1p-24 : 0.0;
   ASSERT_EQ(ref.y.size(), static_cast<size_t>(c.tokens * w.rows));
   static ThreadPool one(1), two(2);
   CpuLinearOptions options;
@@ -288,7 +323,8 @@ void check_path(const Path& path, const Case& c, const std::string& what) {
   cpu_linear(w, c.x, c.tokens, y2.data(), two, options);
   const double u = 0x1p-24;
   for (int64_t i = 0; i < c.tokens * w.rows; ++i) {
-    const double bound = (static_cast<double>(w.cols) / 8 + 32) * u * ref.magnitude[i] + 1e-30;
+    const double bound =
+        ((static_cast<double>(w.cols) / 8 + 32) * u + a) * ref.magnitude[i] + 1e-30;
     const double err = std::fabs(static_cast<double>(y1[i]) - ref.y[i]);
     ASSERT_LE(err, bound) << what << " " << path_name(path) << " token " << i / w.rows << " row "
                           << i % w.rows << ": got " << y1[i] << ", want " << ref.y[i];
@@ -300,7 +336,11 @@ void check_path(const Path& path, const Case& c, const std::string& what) {
 
 void check_path(const Path& path, const WeightView& w, const float* x, int64_t tokens,
                 const std::string& what) {
-  check_path(path, make_case(w, x, tokens, bf16_kernel_exists(path, w)), what);
+  const ActivationPrecision p = kernel_activations(path, w);
+  check_path(
+      path,
+      make_case(w, x, tokens, p == ActivationPrecision::kBF16, p == ActivationPrecision::kBF16x2),
+      what);
 }
 
 std::string format_name(WeightFormat f) {
@@ -417,7 +457,8 @@ struct RealShapes {
     for (const Shape& s : kShapes) {
       weights.push_back(random_weight(s.format, s.rows, s.cols, seed++));
       activations.push_back(random_activations(s.tokens, s.cols, seed++));
-      cases.push_back(make_case(weights.back().view, activations.back().data(), s.tokens, bf16x));
+      cases.push_back(
+          make_case(weights.back().view, activations.back().data(), s.tokens, bf16x, bf16x));
     }
   }
   static const RealShapes& get() {
