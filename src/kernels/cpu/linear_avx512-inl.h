@@ -74,17 +74,17 @@ MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void chunk512(const D& d, int64_t row0, int
     __m512 s[R][D::kGroups];
 #pragma GCC unroll 4
     for (int r = 0; r < R; ++r) d.template chunk_scales<kTail>(row0 + r, c, valid, s[r]);
-      // The hi halves' partial sums, scaled into acc, then the lo halves' (one set of partial sums
-      // at a time: two would not fit the 32 registers next to the decoded weights).
-#pragma GCC unroll 2
-    for (int h = 0; h < kS; ++h) {
-      __m512 p[R][T][D::kGroups];
+    // hi and lo halves into the same partial sums (registers are short: a second set would not
+    // fit next to the decoded weights and the decode tables).
+    __m512 p[R][T][D::kGroups];
 #pragma GCC unroll 4
-      for (int r = 0; r < R; ++r)
+    for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
-        for (int t = 0; t < T; ++t)
+      for (int t = 0; t < T; ++t)
 #pragma GCC unroll 2
-          for (int g = 0; g < D::kGroups; ++g) p[r][t][g] = _mm512_setzero_ps();
+        for (int g = 0; g < D::kGroups; ++g) p[r][t][g] = _mm512_setzero_ps();
+#pragma GCC unroll 2
+    for (int h = 0; h < kS; ++h)
 #pragma GCC unroll 8
       for (int k = 0; k < K; ++k)
 #pragma GCC unroll 4
@@ -95,13 +95,12 @@ MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void chunk512(const D& d, int64_t row0, int
             p[r][t][D::group(k)] = madd512<D::kBf16X>(p[r][t][D::group(k)], w[r][k], xk);
         }
 #pragma GCC unroll 4
-      for (int r = 0; r < R; ++r)
+    for (int r = 0; r < R; ++r)
 #pragma GCC unroll 4
-        for (int t = 0; t < T; ++t)
+      for (int t = 0; t < T; ++t)
 #pragma GCC unroll 2
-          for (int g = 0; g < D::kGroups; ++g)
-            acc[r][t][(g + h) % 2] = _mm512_fmadd_ps(p[r][t][g], s[r][g], acc[r][t][(g + h) % 2]);
-    }
+        for (int g = 0; g < D::kGroups; ++g)
+          acc[r][t][g % 2] = _mm512_fmadd_ps(p[r][t][g], s[r][g], acc[r][t][g % 2]);
   } else {
 #pragma GCC unroll 8
     for (int k = 0; k < K; ++k)
