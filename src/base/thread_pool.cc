@@ -1,9 +1,59 @@
-// ThreadPool: fixed workers, one contiguous chunk of the range per thread.
+// ThreadPool: fixed workers, one contiguous chunk of the range per thread; hand-offs poll briefly,
+// then sleep on condition variables.
 #include "base/thread_pool.h"
 
-namespace minimax {
+#include <chrono>
+#include <cstdlib>
+#include <string>
 
-ThreadPool::ThreadPool(size_t num_threads) {
+#include "base/error.h"
+
+namespace minimax {
+namespace {
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+// Polls `done` for up to `microseconds`; true if it became true.
+template <class Done>
+bool spin_until(Done done, int64_t microseconds) {
+  if (microseconds <= 0) return done();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::microseconds(microseconds);
+  for (;;) {
+    for (int i = 0; i < 64; ++i) {
+      if (done()) return true;
+      cpu_relax();
+    }
+    if (std::chrono::steady_clock::now() >= deadline) return done();
+  }
+}
+
+void run_chunk(const std::function<void(size_t, size_t, size_t)>& fn, size_t n, size_t threads,
+               size_t index) {
+  size_t begin = n * index / threads;
+  size_t end = n * (index + 1) / threads;
+  if (begin < end) fn(begin, end, index);
+}
+
+}  // namespace
+
+int64_t ThreadPool::spin_microseconds() {
+  static const int64_t us = [] {
+    const char* env = std::getenv("MINIMAX_POOL_SPIN_US");
+    if (env == nullptr || *env == '\0') return int64_t{50};
+    char* end = nullptr;
+    const long long v = std::strtoll(env, &end, 10);
+    if (*end != '\0' || v < 0 || v > 1000000)
+      fail("MINIMAX_POOL_SPIN_US: '{}' is not a number of microseconds from 0 to 1000000", env);
+    return static_cast<int64_t>(v);
+  }();
+  return us;
+}
+
+ThreadPool::ThreadPool(size_t num_threads) : spin_us_(spin_microseconds()) {
   if (num_threads == 0) num_threads = std::max<size_t>(1, std::thread::hardware_concurrency());
   for (size_t i = 1; i < num_threads; ++i) workers_.emplace_back([this, i] { worker_loop(i); });
 }
@@ -12,16 +62,10 @@ ThreadPool::~ThreadPool() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stop_ = true;
+    generation_.fetch_add(1, std::memory_order_release);  // wakes the spinning workers too
   }
   start_cv_.notify_all();
   for (auto& t : workers_) t.join();
-}
-
-static void run_chunk(const std::function<void(size_t, size_t, size_t)>& fn, size_t n,
-                      size_t threads, size_t index) {
-  size_t begin = n * index / threads;
-  size_t end = n * (index + 1) / threads;
-  if (begin < end) fn(begin, end, index);
 }
 
 void ThreadPool::parallel_for(size_t n, const std::function<void(size_t, size_t, size_t)>& fn) {
@@ -33,34 +77,42 @@ void ThreadPool::parallel_for(size_t n, const std::function<void(size_t, size_t,
     std::lock_guard<std::mutex> lock(mutex_);
     job_ = &fn;
     job_n_ = n;
-    pending_ = workers_.size();
     error_ = nullptr;
-    ++generation_;
+    pending_.store(workers_.size(), std::memory_order_relaxed);
+    generation_.fetch_add(1, std::memory_order_release);
   }
-  start_cv_.notify_all();
+  start_cv_.notify_all();  // no system call when every worker is still spinning
   std::exception_ptr mine;
   try {
     run_chunk(fn, n, size(), 0);
   } catch (...) {
     mine = std::current_exception();
   }
-  std::unique_lock<std::mutex> lock(mutex_);
-  done_cv_.wait(lock, [this] { return pending_ == 0; });
+  const auto finished = [this] { return pending_.load(std::memory_order_acquire) == 0; };
+  if (!spin_until(finished, spin_us_)) {
+    std::unique_lock<std::mutex> lock(mutex_);
+    done_cv_.wait(lock, finished);
+  }
+  std::lock_guard<std::mutex> lock(mutex_);  // error_ is written under it
   job_ = nullptr;
   if (mine) std::rethrow_exception(mine);
   if (error_) std::rethrow_exception(error_);
 }
 
 void ThreadPool::worker_loop(size_t index) {
-  size_t seen = 0;
+  uint64_t seen = 0;
   for (;;) {
+    const auto moved = [&] { return generation_.load(std::memory_order_acquire) != seen; };
+    if (!spin_until(moved, spin_us_)) {
+      std::unique_lock<std::mutex> lock(mutex_);
+      start_cv_.wait(lock, moved);
+    }
     const std::function<void(size_t, size_t, size_t)>* job;
     size_t n;
     {
-      std::unique_lock<std::mutex> lock(mutex_);
-      start_cv_.wait(lock, [&] { return stop_ || generation_ != seen; });
+      std::lock_guard<std::mutex> lock(mutex_);
       if (stop_) return;
-      seen = generation_;
+      seen = generation_.load(std::memory_order_relaxed);
       job = job_;
       n = job_n_;
     }
@@ -70,10 +122,13 @@ void ThreadPool::worker_loop(size_t index) {
     } catch (...) {
       err = std::current_exception();
     }
-    {
+    if (err) {
       std::lock_guard<std::mutex> lock(mutex_);
-      if (err && !error_) error_ = err;
-      if (--pending_ == 0) done_cv_.notify_all();
+      if (!error_) error_ = err;
+    }
+    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      std::lock_guard<std::mutex> lock(mutex_);  // the caller checks pending_ under it to sleep
+      done_cv_.notify_all();
     }
   }
 }
