@@ -1,10 +1,13 @@
 // ThreadPool: every index runs exactly once at every pool size, exceptions reach the caller, jobs
-// run back to back and after the workers have been idle, and the pool can be destroyed either way.
+// run back to back, after the workers have been idle and around the time they stop polling, and the
+// pool can be destroyed either way.
 #include "base/thread_pool.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <stdexcept>
 #include <thread>
 #include <vector>
@@ -44,6 +47,18 @@ TEST(ThreadPool, JobsAfterIdleTime) {
   for (int round = 0; round < 5; ++round) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     expect_each_index_once(pool, 16);
+  }
+}
+
+// Gaps around the hand-offs' polling time (ThreadPool::spin_microseconds()), so that jobs arrive
+// while workers poll, just as they give up, and while they sleep.
+TEST(ThreadPool, JobsAroundThePollingTime) {
+  ThreadPool pool(3);
+  const int64_t spin = ThreadPool::spin_microseconds();
+  for (int64_t gap = 0; gap <= 2 * spin + 10; gap += std::max<int64_t>(1, spin / 10)) {
+    std::this_thread::sleep_for(std::chrono::microseconds(gap));
+    expect_each_index_once(pool, 9);
+    if (HasFatalFailure()) return;
   }
 }
 
