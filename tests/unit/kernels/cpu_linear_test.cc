@@ -260,11 +260,12 @@ std::string unsupported(const Path& p) {
 }
 
 // How the path's kernel takes the activations for this weight: the bf16 paths use them rounded
-// (kBF16) or split (kBF16x2), except for f32 weights and FP8 tiles a 64-column chunk would
-// straddle (those take the f32-activation kernels).
+// (kBF16) or split (kBF16x2), except for f32 weights, FP8 tiles a 64-column chunk would straddle
+// and NVFP4 with split activations (those take the f32-activation kernels).
 ActivationPrecision kernel_activations(const Path& p, const WeightView& w) {
   if (p.activations == ActivationPrecision::kF32 || w.format == WeightFormat::kF32 ||
-      (w.format == WeightFormat::kFp8Block && w.block_cols % 64 != 0))
+      (w.format == WeightFormat::kFp8Block && w.block_cols % 64 != 0) ||
+      (p.activations == ActivationPrecision::kBF16x2 && w.format == WeightFormat::kNvfp4))
     return ActivationPrecision::kF32;
   return p.activations;
 }
