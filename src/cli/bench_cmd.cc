@@ -15,6 +15,7 @@
 
 #include "base/error.h"
 #include "base/progress.h"
+#include "cli/activations_flag.h"
 #include "cli/bench_depth.h"
 #include "cli/bench_memory.h"
 #include "cli/bench_sweep.h"
@@ -43,7 +44,7 @@ struct BenchArgs {
   size_t bandwidth_mib = 1024;
   bool json = false;
   ParallelRequest parallel;
-  std::string kv_cache_dtype = "auto";
+  std::string kv_cache_dtype = "auto", activations;
   std::vector<int64_t> depths;  // --depth: decode speed after this many tokens of context
   std::string depth_fill = "tile";
   bool quiet = false;
@@ -226,6 +227,7 @@ void run_bench(const BenchArgs& args) {
   if (args.prompt_tokens <= 0) fail("--prompt-tokens: must be > 0, got {}", args.prompt_tokens);
   if (args.gen_tokens <= 0) fail("--gen-tokens: must be > 0, got {}", args.gen_tokens);
   if (args.repeat <= 0) fail("--repeat: must be > 0, got {}", args.repeat);
+  use_activations_flag(args.activations);
   ThreadPool pool(args.threads);
   ModelOptions options;
   options.backend = parse_backend_kind(args.backend, "--backend");
@@ -368,6 +370,7 @@ void register_bench(CLI::App& app) {
   cmd->add_flag("--json", args->json, "Print the results as JSON");
   add_parallel_flags(cmd, args->parallel);
   add_kv_cache_dtype_flag(cmd, args->kv_cache_dtype);
+  add_activations_flag(cmd, args->activations);
   cmd->add_option("--depth", args->depths,
                   "Also time --gen-tokens decode steps after this many tokens of context "
                   "(repeatable, e.g. --depth 2048 --depth 32768)")

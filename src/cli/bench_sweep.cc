@@ -13,6 +13,7 @@
 #include "base/progress.h"
 #include "base/svg_chart.h"
 #include "cli/kv_cache_flag.h"
+#include "kernels/cpu/linear.h"
 #include "runtime/sweep_report.h"
 #include "runtime/throughput_sweep.h"
 
@@ -115,14 +116,15 @@ void run_sweep(Model& model, const SweepArgs& args, const SweepSetting& setting)
   if (progress) progress->finish();
   const double load_after = load_average();
   const ModelConfig& c = model.config();
+  const char* activations = activation_precision_name(engine_activation_precision());
   const std::string model_text = fmt::format(
       "{} ({} {}, {} layers, {} experts top-{})", setting.model_dir, c.architecture,
       quant_scheme_name(model.quant().scheme), c.num_layers, c.num_experts, c.experts_per_tok);
   const std::string conditions = fmt::format(
-      "{} threads, KV cache {}, {} timed decode steps per cell, warm-up {}, load average {:.1f} "
-      "before and {:.1f} after",
-      setting.threads, kv_dtype_name(options.kv_cache_dtype), args.tokens, args.warmup, load_before,
-      load_after);
+      "{} threads, KV cache {}, activations {}, {} timed decode steps per cell, warm-up {}, load "
+      "average {:.1f} before and {:.1f} after",
+      setting.threads, kv_dtype_name(options.kv_cache_dtype), activations, args.tokens, args.warmup,
+      load_before, load_after);
   if (!args.csv.empty())
     write_file_atomic(args.csv,
                       sweep_csv(cells, "minimax bench --sweep: " + model_text + "\n" + conditions));
@@ -135,6 +137,7 @@ void run_sweep(Model& model, const SweepArgs& args, const SweepSetting& setting)
                                   {"weights", quant_scheme_name(model.quant().scheme)},
                                   {"threads", setting.threads},
                                   {"kv_cache_dtype", kv_dtype_name(options.kv_cache_dtype)},
+                                  {"activations", activations},
                                   {"sweep_tokens", args.tokens},
                                   {"warmup", args.warmup},
                                   {"load_average_before", load_before},

@@ -11,6 +11,7 @@
 #include <random>
 
 #include "base/error.h"
+#include "cli/activations_flag.h"
 #include "cli/commands.h"
 #include "cli/kv_cache_flag.h"
 #include "cli/parallel_flags.h"
@@ -31,7 +32,7 @@ struct ChatArgs {
   bool plain = false, quiet = false;
   SamplingOverrides sampling;
   ParallelRequest parallel;
-  std::string kv_cache_dtype = "auto";
+  std::string kv_cache_dtype = "auto", activations;
 };
 
 // Writes reasoning and answer pieces so that a reader can tell them apart.
@@ -72,6 +73,7 @@ class TurnPrinter {
 };
 
 void run_chat(const ChatArgs& args) {
+  use_activations_flag(args.activations);
   ModelOptions options;
   options.moe_path = parse_moe_path(args.moe_path, "--moe-path");
   options.threads = args.threads;
@@ -183,6 +185,7 @@ void register_chat(CLI::App& app) {
   cmd->add_option("--threads", args->threads, "Worker threads (0 = all hardware threads)");
   add_parallel_flags(cmd, args->parallel);
   add_kv_cache_dtype_flag(cmd, args->kv_cache_dtype);
+  add_activations_flag(cmd, args->activations);
   cmd->add_option("--moe-path", args->moe_path, "MoE path: fast, or dequant (experts as bf16)")
       ->check(CLI::IsMember({"fast", "dequant"}));
   cmd->add_flag("--plain", args->plain, "Label reasoning with text even on a terminal");

@@ -8,6 +8,7 @@
 #include <random>
 
 #include "base/error.h"
+#include "cli/activations_flag.h"
 #include "cli/commands.h"
 #include "cli/kv_cache_flag.h"
 #include "cli/parallel_flags.h"
@@ -25,7 +26,7 @@ struct GenerateArgs {
   std::vector<std::string> stop;
   SamplingOverrides sampling;
   ParallelRequest parallel;
-  std::string kv_cache_dtype = "auto";
+  std::string kv_cache_dtype = "auto", activations;
 };
 
 void print_stats(const GenerationResult& r) {
@@ -45,6 +46,7 @@ void print_stats(const GenerationResult& r) {
 }
 
 void run_generate(const GenerateArgs& args) {
+  use_activations_flag(args.activations);
   ModelOptions options;
   options.backend = parse_backend_kind(args.backend, "--backend");
   options.moe_path = parse_moe_path(args.moe_path, "--moe-path");
@@ -126,6 +128,7 @@ void register_generate(CLI::App& app) {
   cmd->add_option("--threads", args->threads, "Worker threads (0 = all hardware threads)");
   add_parallel_flags(cmd, args->parallel);
   add_kv_cache_dtype_flag(cmd, args->kv_cache_dtype);
+  add_activations_flag(cmd, args->activations);
   cmd->add_option("--moe-path", args->moe_path, "MoE path: fast, or dequant (experts as bf16)")
       ->check(CLI::IsMember({"fast", "dequant"}));
   cmd->add_option("--backend", args->backend, "Kernels: cpu or reference")

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "base/error.h"
+#include "cli/activations_flag.h"
 #include "cli/commands.h"
 #include "cli/kv_cache_flag.h"
 #include "cli/parallel_flags.h"
@@ -45,7 +46,7 @@ void register_logits(CLI::App& app) {
     bool all_positions = false, emulate_act_quant = false, dense_attention = false, quiet = false;
     size_t threads = 0;
     ParallelRequest parallel;
-    std::string kv_cache_dtype = "auto";
+    std::string kv_cache_dtype = "auto", activations;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("--model", args->model, "Checkpoint directory")->required();
@@ -65,6 +66,7 @@ void register_logits(CLI::App& app) {
   cmd->add_option("--threads", args->threads, "Worker threads (0 = all hardware threads)");
   add_parallel_flags(cmd, args->parallel);
   add_kv_cache_dtype_flag(cmd, args->kv_cache_dtype);
+  add_activations_flag(cmd, args->activations);
   cmd->add_flag("--quiet", args->quiet, "No load progress on stderr");
   cmd->callback([args] {
     if (args->tokens.empty() == args->prompt.empty()) fail("logits: give --tokens or --prompt");
@@ -73,6 +75,7 @@ void register_logits(CLI::App& app) {
             ? parse_token_list(args->tokens)
             : BpeTokenizer::from_file(args->model + "/tokenizer.json").encode(args->prompt);
     if (ids.empty()) fail("--prompt: the text encodes to no tokens");
+    use_activations_flag(args->activations);
     ModelOptions options;
     options.backend = parse_backend_kind(args->backend, "--backend");
     options.moe_path = parse_moe_path(args->moe, "--moe");

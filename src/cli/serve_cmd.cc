@@ -17,6 +17,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "checkpoint/arch/architecture.h"
+#include "cli/activations_flag.h"
 #include "cli/commands.h"
 #include "cli/kv_cache_flag.h"
 #include "cli/parallel_flags.h"
@@ -43,7 +44,7 @@ struct ServeArgs {
   bool no_prefix_caching = false, quiet = false;
   bool dry_run = false;
   ParallelRequest parallel;
-  std::string kv_cache_dtype = "auto";
+  std::string kv_cache_dtype = "auto", activations;
 };
 
 // "1GiB", "512MiB", "300MB", "1000000" → bytes.
@@ -189,6 +190,7 @@ void run_serve(const ServeArgs& args) {
     }
   } join_watcher{state, watcher};
 
+  use_activations_flag(args.activations);
   ModelOptions model_options;
   model_options.backend = parse_backend_kind(args.backend, "--backend");
   model_options.moe_path = parse_moe_path(args.moe_path, "--moe-path");
@@ -262,10 +264,12 @@ void run_serve(const ServeArgs& args) {
       state.done = true;
     }
   } registration(state, server);
-  log_info("serve: '{}' on http://{}:{} (max_model_len {}, {} KV blocks of {} tokens{})",
-           service.served_model_name, args.host, port, engine.options().max_model_len,
-           engine.options().kv_cache_blocks, engine.options().kv_block_size,
-           api_key.empty() ? "" : ", API key required");
+  log_info(
+      "serve: '{}' on http://{}:{} (max_model_len {}, {} KV blocks of {} tokens, activations {}{})",
+      service.served_model_name, args.host, port, engine.options().max_model_len,
+      engine.options().kv_cache_blocks, engine.options().kv_block_size,
+      activation_precision_name(engine_activation_precision()),
+      api_key.empty() ? "" : ", API key required");
   server.run();
   // run() also returns when the listener fails; join_watcher wakes the watcher then.
 }
@@ -309,6 +313,7 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--threads", args->threads, "Compute threads (0 = all hardware threads)");
   add_parallel_flags(cmd, args->parallel);
   add_kv_cache_dtype_flag(cmd, args->kv_cache_dtype);
+  add_activations_flag(cmd, args->activations);
   cmd->add_option("--http-threads", args->http_threads,
                   "Requests handled at once (default 64); open connections are not limited by it");
   cmd->add_option("--moe-path", args->moe_path, "MoE path: fast, or dequant (experts as bf16)");

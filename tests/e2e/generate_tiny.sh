@@ -3,9 +3,10 @@
 # runs repeat byte for byte, a seed repeats a sampled run, --chat renders the template, a stop
 # string cuts the text before it, chat labels reasoning and keeps the conversation (and on the
 # bundled trained model shows its reasoning apart from the answer), bench prints consistent fields
-# (no timing is asserted), every --kv-cache-dtype runs, bench --depth reports each depth, bench
-# --sweep writes every cell (JSON, CSV, SVG) and --compare reads them back. Bad flags fail with
-# the parameter named.
+# (no timing is asserted), every --kv-cache-dtype and --activations value runs (bench and the sweep
+# report the precision, MINIMAX_CPU_ACTIVATIONS deciding when the flag is absent), bench --depth
+# reports each depth, bench --sweep writes every cell (JSON, CSV, SVG) and --compare reads them
+# back. Bad flags fail with the parameter named.
 # Usage: generate_tiny.sh MINIMAX_BINARY SCRATCH_DIR
 set -euo pipefail
 bin=$1
@@ -82,8 +83,8 @@ PY
 
   # bench: fields present and consistent with each other.
   "$bin" bench --model "$model" --threads 1 --prompt-tokens 16 --gen-tokens 4 --repeat 1 \
-    --bandwidth-mib 64 --depth 100 --depth 700 --kv-cache-dtype fp8_e4m3 --json \
-    >"$work/$arch.bench.json" 2>/dev/null
+    --bandwidth-mib 64 --depth 100 --depth 700 --kv-cache-dtype fp8_e4m3 --activations bf16 \
+    --json >"$work/$arch.bench.json" 2>/dev/null
   python3 - "$work/$arch.bench.json" <<'PY' || fail "$arch: bench fields wrong: $(cat "$work/$arch.bench.json")"
 import json, sys
 b = json.load(open(sys.argv[1]))
@@ -97,6 +98,7 @@ assert abs(b["achieved_gbps"] - achieved) <= 1e-9 * max(1.0, achieved), "achieve
 assert abs(b["ratio_to_copy"] - achieved / b["copy_gbps"]) < 1e-9, "ratio"
 assert b["threads"] == 1 and b["prompt_tokens"] == 16 and b["gen_tokens"] == 4, "echo"
 assert b["kv_cache_dtype"] == "fp8_e4m3", "kv type"
+assert b["activations"] == "bf16-batches", "activations"
 assert [d["depth"] for d in b["depth"]] == [100, 700], "depths"
 assert all(d["decode_tok_s"] > 0 and d["fill"] == "tile" for d in b["depth"]), "depth speeds"
 assert b["depth"][0]["ratio_to_first"] == 1.0, "depth ratio"
@@ -107,11 +109,20 @@ PY
       >"$work/$arch.$kv" 2>/dev/null
     [[ -s "$work/$arch.$kv" ]] || fail "$arch: no text with --kv-cache-dtype $kv"
   done
-  "$bin" bench --model "$model" --threads 1 --prompt-tokens 8 --gen-tokens 2 --repeat 1 \
-    --bandwidth-mib 16 >"$work/$arch.bench.txt" 2>/dev/null
+  # Every activation precision generates (a prompt of 8+ tokens: bf16 takes the batch GEMM).
+  for act in auto f32 bf16x2 bf16; do
+    gen --prompt "The quick brown fox jumps over the lazy dog again" --max-tokens 4 \
+      --temperature 0 --activations "$act" >"$work/$arch.act.$act" 2>/dev/null
+    [[ -s "$work/$arch.act.$act" ]] || fail "$arch: no text with --activations $act"
+  done
+  # Without the flag the environment variable decides (scripts set it), and bench says so.
+  MINIMAX_CPU_ACTIVATIONS=bf16-batches "$bin" bench --model "$model" --threads 1 \
+    --prompt-tokens 8 --gen-tokens 2 --repeat 1 --bandwidth-mib 16 >"$work/$arch.bench.txt" 2>/dev/null
   for field in "copy bandwidth" "read bandwidth" prefill decode bytes/token achieved ratio; do
     grep -q "^$field" "$work/$arch.bench.txt" || fail "$arch: bench table lacks '$field'"
   done
+  grep -q "activations bf16-batches" "$work/$arch.bench.txt" ||
+    fail "$arch: bench does not report MINIMAX_CPU_ACTIVATIONS: $(cat "$work/$arch.bench.txt")"
   # bench --sweep through the serving engine: every cell, CSV and chart; --compare reads them.
   "$bin" bench --model "$model" --threads 1 --sweep --sweep-contexts 8,24 --sweep-streams 1,2 \
     --sweep-tokens 3 --csv "$work/$arch.sweep.csv" --chart "$work/$arch.sweep.svg" --json --quiet \
@@ -121,6 +132,7 @@ PY
 import csv, json, sys
 b = json.load(open(sys.argv[1]))
 cells = [(c["context"], c["streams"]) for c in b["cells"]]
+assert b["activations"] in ("f32", "bf16x2"), b["activations"]  # auto, on this CPU
 assert cells == [(8, 1), (8, 2), (24, 1), (24, 2)], cells
 assert all(c["aggregate_tok_s"] > 0 and c["ttft_max_s"] >= c["ttft_mean_s"] > 0 for c in b["cells"])
 rows = list(csv.DictReader(l for l in open(sys.argv[2]) if not l.startswith("#")))
@@ -165,4 +177,8 @@ if "$bin" generate --model "$work/m2" --prompt x --kv-cache-dtype fp16 >/dev/nul
   fail "--kv-cache-dtype fp16 accepted"
 fi
 grep -q -- "--kv-cache-dtype" "$work/err.txt" || fail "unclear --kv-cache-dtype error: $(cat "$work/err.txt")"
+if "$bin" generate --model "$work/m2" --prompt x --activations fp16 >/dev/null 2>"$work/err.txt"; then
+  fail "--activations fp16 accepted"
+fi
+grep -q -- "--activations" "$work/err.txt" || fail "unclear --activations error: $(cat "$work/err.txt")"
 echo "generate_tiny: ok"

@@ -1,0 +1,56 @@
+#include "cli/activations_flag.h"
+
+#include <cstdlib>
+
+#include "base/error.h"
+#include "kernels/cpu/cpu_features.h"
+
+namespace minimax::cli {
+namespace {
+
+// The variable kernels/cpu/linear.cc reads when nothing set the precision; read here too so that
+// the flag's absence keeps what scripts ask for through it.
+constexpr const char* kEnvironment = "MINIMAX_CPU_ACTIVATIONS";
+
+}  // namespace
+
+void add_activations_flag(CLI::App* cmd, std::string& value) {
+  value.clear();
+  cmd->add_option(
+         "--activations", value,
+         "Precision of the activations in the CPU backend's matrix products: auto (bf16x2 on "
+         "CPUs with AVX512_BF16, else f32); f32 (exact products, f32 sums: logits within 2e-4 "
+         "of the float64 reference on the tiny models); bf16x2 (each activation as two bf16 "
+         "halves, within 2^-16 of f32: near f32 accuracy); bf16 (calls of 8+ tokens round each "
+         "activation to bf16, 2^-9 relative: the fastest prefill, logits up to ~0.02 off on the "
+         "tiny models). Default: MINIMAX_CPU_ACTIVATIONS if set, else auto")
+      ->check(CLI::IsMember({"auto", "f32", "bf16x2", "bf16"}));
+}
+
+ActivationPrecision auto_activation_precision() {
+  return cpu_features().avx512_bf16 && default_cpu_isa() == CpuIsa::kAvx512
+             ? ActivationPrecision::kBF16x2
+             : ActivationPrecision::kF32;
+}
+
+ActivationPrecision activation_precision_for(const std::string& value, const char* environment) {
+  if (value.empty()) {
+    if (environment == nullptr || *environment == '\0') return auto_activation_precision();
+    if (const auto p = parse_activation_precision(environment)) return *p;
+    fail("{}: '{}' is not f32, bf16x2, bf16-batches or bf16 (or pass --activations)", kEnvironment,
+         environment);
+  }
+  if (value == "auto") return auto_activation_precision();
+  if (value == "f32") return ActivationPrecision::kF32;
+  if (value == "bf16x2") return ActivationPrecision::kBF16x2;
+  // Batches only: the row kernels that decode steps take are no faster with bf16 activations
+  // (docs/cpu_kernels.md "Speed"), so rounding there would cost accuracy for nothing.
+  if (value == "bf16") return ActivationPrecision::kBF16Batches;
+  fail("--activations: unknown value '{}' (expected auto, f32, bf16x2 or bf16)", value);
+}
+
+void use_activations_flag(const std::string& value) {
+  set_engine_activation_precision(activation_precision_for(value, std::getenv(kEnvironment)));
+}
+
+}  // namespace minimax::cli

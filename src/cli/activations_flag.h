@@ -1,0 +1,36 @@
+// --activations, shared by every command that runs the model: the precision in which the CPU
+// backend's linear layers (and the experts, which use them) take their activations
+// (kernels/cpu/linear.h ActivationPrecision). The tolerance each value is held to against the
+// float64 goldens is stated in docs/cpu_kernels.md "Activation precision" and asserted by
+// tests/unit/model/activation_precision_model_test.cc.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "kernels/cpu/linear.h"
+
+namespace minimax::cli {
+
+// Adds --activations auto|f32|bf16x2|bf16 into `value`, which stays empty when the flag is not
+// given; any other value is refused by the parser with a message naming the flag.
+void add_activations_flag(CLI::App* cmd, std::string& value);
+
+// What `auto` stands for on this machine. The one place that decides it: today bf16x2 where the
+// kernels use AVX512_BF16 (the AVX-512 level on a CPU that has it), f32 elsewhere (bf16x2 would
+// compute as f32 there anyway, and naming it would misreport the run).
+ActivationPrecision auto_activation_precision();
+
+// The precision for a --activations value: f32 → kF32, bf16x2 → kBF16x2, bf16 → kBF16Batches,
+// auto → auto_activation_precision(). An empty value (flag not given) means the environment
+// variable MINIMAX_CPU_ACTIVATIONS when `environment` (its value, or null) is set, in that
+// variable's names (linear.h activation_precision_name), else auto. Error naming the flag or the
+// variable for an unknown value.
+ActivationPrecision activation_precision_for(const std::string& value, const char* environment);
+
+// Sets the engine's precision for the rest of the process from the flag's value and the
+// environment (activation_precision_for); every command that runs the model calls it before
+// loading the model, on every rank.
+void use_activations_flag(const std::string& value);
+
+}  // namespace minimax::cli

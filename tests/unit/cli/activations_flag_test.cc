@@ -1,0 +1,101 @@
+// --activations (cli/activations_flag.h): each value's precision, auto, the environment variable
+// when the flag is absent, and every bad value refused naming the flag or the variable.
+#include "cli/activations_flag.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/cpu_features.h"
+
+namespace minimax::cli {
+namespace {
+
+// Parses `run ARGS...` on a command with the flag; returns the flag's value.
+std::string parse(std::vector<std::string> args) {
+  CLI::App app{"test"};
+  CLI::App* run = app.add_subcommand("run");
+  std::string value = "(unset)";
+  add_activations_flag(run, value);
+  args.insert(args.begin(), "run");
+  std::reverse(args.begin(), args.end());  // CLI11 takes the arguments last-first
+  app.parse(args);
+  return value;
+}
+
+std::string parse_error(std::vector<std::string> args) {
+  try {
+    parse(std::move(args));
+  } catch (const CLI::ParseError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+std::string error_of(const std::string& value, const char* environment) {
+  try {
+    activation_precision_for(value, environment);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(ActivationsFlag, EachValueNamesItsPrecision) {
+  EXPECT_EQ(activation_precision_for(parse({"--activations", "f32"}), nullptr),
+            ActivationPrecision::kF32);
+  EXPECT_EQ(activation_precision_for(parse({"--activations", "bf16x2"}), nullptr),
+            ActivationPrecision::kBF16x2);
+  // bf16 is the batch GEMM (prefill), not bf16 on every call.
+  EXPECT_EQ(activation_precision_for(parse({"--activations=bf16"}), nullptr),
+            ActivationPrecision::kBF16Batches);
+  EXPECT_EQ(activation_precision_for(parse({"--activations", "auto"}), nullptr),
+            auto_activation_precision());
+}
+
+TEST(ActivationsFlag, AutoIsBf16x2WhereTheKernelsHaveAvx512Bf16) {
+  const bool bf16_kernels = cpu_features().avx512_bf16 && default_cpu_isa() == CpuIsa::kAvx512;
+  EXPECT_EQ(auto_activation_precision(),
+            bf16_kernels ? ActivationPrecision::kBF16x2 : ActivationPrecision::kF32);
+}
+
+TEST(ActivationsFlag, AbsentFlagDefersToTheEnvironmentThenAuto) {
+  EXPECT_EQ(parse({}), "");
+  EXPECT_EQ(activation_precision_for("", nullptr), auto_activation_precision());
+  EXPECT_EQ(activation_precision_for("", ""), auto_activation_precision());
+  // The variable keeps its own names (kernels/cpu/linear.h): bf16 there is every call.
+  EXPECT_EQ(activation_precision_for("", "bf16-batches"), ActivationPrecision::kBF16Batches);
+  EXPECT_EQ(activation_precision_for("", "bf16"), ActivationPrecision::kBF16);
+  EXPECT_EQ(activation_precision_for("", "f32"), ActivationPrecision::kF32);
+  // The flag wins over the variable, a bad variable included.
+  EXPECT_EQ(activation_precision_for("f32", "bf16-batches"), ActivationPrecision::kF32);
+  EXPECT_EQ(activation_precision_for("bf16x2", "nonsense"), ActivationPrecision::kBF16x2);
+}
+
+TEST(ActivationsFlag, BadValuesNameTheFlagOrTheVariable) {
+  const std::string parsed = parse_error({"--activations", "fp16"});
+  EXPECT_NE(parsed.find("--activations"), std::string::npos) << parsed;
+  EXPECT_NE(parsed.find("fp16"), std::string::npos) << parsed;
+  // The environment's name for the batch GEMM is not a flag value.
+  EXPECT_NE(parse_error({"--activations", "bf16-batches"}).find("--activations"),
+            std::string::npos);
+  const std::string direct = error_of("fp16", nullptr);
+  EXPECT_NE(direct.find("--activations"), std::string::npos) << direct;
+  const std::string env = error_of("", "fp16");
+  EXPECT_NE(env.find("MINIMAX_CPU_ACTIVATIONS"), std::string::npos) << env;
+  EXPECT_NE(env.find("fp16"), std::string::npos) << env;
+}
+
+TEST(ActivationsFlag, UseSetsTheEnginePrecision) {
+  const ActivationPrecision before = engine_activation_precision();
+  use_activations_flag("bf16");
+  EXPECT_EQ(engine_activation_precision(), ActivationPrecision::kBF16Batches);
+  use_activations_flag("f32");
+  EXPECT_EQ(engine_activation_precision(), ActivationPrecision::kF32);
+  set_engine_activation_precision(before);
+}
+
+}  // namespace
+}  // namespace minimax::cli
