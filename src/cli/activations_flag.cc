@@ -21,7 +21,7 @@ void add_activations_flag(CLI::App* cmd, std::string& value) {
          "Precision of the activations in the CPU backend's matrix products: auto (bf16x2 on "
          "CPUs with AVX512_BF16, else f32); f32 (exact products, f32 sums: logits within 2e-4 "
          "of the float64 reference on the tiny models); bf16x2 (each activation as two bf16 "
-         "halves, within 2^-16 of f32: near f32 accuracy); bf16 (calls of 8+ tokens round each "
+         "halves, within 2^-16 of f32: held to the same 2e-4); bf16 (calls of 8+ tokens round each "
          "activation to bf16, 2^-9 relative: the fastest prefill, logits up to ~0.02 off on the "
          "tiny models). Default: MINIMAX_CPU_ACTIVATIONS if set, else auto")
       ->check(CLI::IsMember({"auto", "f32", "bf16x2", "bf16"}));
