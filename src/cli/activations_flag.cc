@@ -21,10 +21,11 @@ void add_activations_flag(CLI::App* cmd, std::string& value) {
          "Precision of the activations in the CPU backend's matrix products: auto (bf16x2 on "
          "CPUs with AVX512_BF16, else f32); f32 (exact products, f32 sums: logits within 2e-4 "
          "of the float64 reference on the tiny models); bf16x2 (each activation as two bf16 "
-         "halves, within 2^-16 of f32: held to the same 2e-4); bf16 (calls of 8+ tokens round each "
-         "activation to bf16, 2^-9 relative: the fastest prefill, logits up to ~0.02 off on the "
-         "tiny models). Default: MINIMAX_CPU_ACTIVATIONS if set, else auto")
-      ->check(CLI::IsMember({"auto", "f32", "bf16x2", "bf16"}));
+         "halves, within 2^-16 of f32: held to the same 2e-4); bf16 (every activation rounded "
+         "to bf16, 2^-8 relative: the fastest decode and prefill, logits up to ~0.05 off on the "
+         "tiny models); bf16-batches (bf16 for calls of 8+ tokens only, f32 for decode). "
+         "Default: MINIMAX_CPU_ACTIVATIONS if set, else auto")
+      ->check(CLI::IsMember({"auto", "f32", "bf16x2", "bf16", "bf16-batches"}));
 }
 
 ActivationPrecision auto_activation_precision() {
@@ -41,12 +42,10 @@ ActivationPrecision activation_precision_for(const std::string& value, const cha
          environment);
   }
   if (value == "auto") return auto_activation_precision();
-  if (value == "f32") return ActivationPrecision::kF32;
-  if (value == "bf16x2") return ActivationPrecision::kBF16x2;
-  // Batches only: the row kernels that decode steps take are no faster with bf16 activations
-  // (docs/cpu_kernels.md "Speed"), so rounding there would cost accuracy for nothing.
-  if (value == "bf16") return ActivationPrecision::kBF16Batches;
-  fail("--activations: unknown value '{}' (expected auto, f32, bf16x2 or bf16)", value);
+  // The same names as the environment variable (kernels/cpu/linear.h).
+  if (const auto p = parse_activation_precision(value)) return *p;
+  fail("--activations: unknown value '{}' (expected auto, f32, bf16x2, bf16 or bf16-batches)",
+       value);
 }
 
 void use_activations_flag(const std::string& value) {

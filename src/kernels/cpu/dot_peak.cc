@@ -89,8 +89,7 @@ DotInstruction batch_dot_instruction(CpuIsa isa) {
       // bf16x2 batches run on vdpbf16ps too, two of them per product: their ceiling is half
       // this peak, which is what the ratio against it shows.
       return cpu_features().avx512_bf16 &&
-                     (engine_activation_precision() == ActivationPrecision::kBF16Batches ||
-                      engine_activation_precision() == ActivationPrecision::kBF16x2)
+                     engine_activation_precision() != ActivationPrecision::kF32
                  ? DotInstruction::kDpbf16Zmm
                  : DotInstruction::kFmaZmm;
     case CpuIsa::kAvx2:

@@ -166,8 +166,8 @@ int64_t thread_parts(const WeightView& w, ThreadPool* pool, const CpuLinearOptio
 cpu_linear_detail::GemmRowsFn select_gemm(const WeightView& w, int64_t tokens,
                                           const CpuLinearOptions& options) {
   const bool split = options.activations == ActivationPrecision::kBF16x2;
-  if ((options.activations != ActivationPrecision::kBF16Batches && !split) ||
-      tokens < kBatchTokens || options.isa != CpuIsa::kAvx512 || !cpu_features().avx512_bf16)
+  if (options.activations == ActivationPrecision::kF32 || tokens < kBatchTokens ||
+      options.isa != CpuIsa::kAvx512 || !cpu_features().avx512_bf16)
     return nullptr;
   return cpu_linear_detail::gemm_bf16_kernel(w, split);
 }

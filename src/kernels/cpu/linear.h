@@ -17,10 +17,11 @@ enum class ActivationPrecision : uint8_t {
   // x is used as given (f32); every product and sum is f32 (fp32 accumulation). The default.
   kF32,
   // x is rounded to bf16 (nearest even) once per call and multiplied with vdpbf16ps (exact
-  // bf16 products, fp32 accumulation): adds a relative error of up to 2^-9 per activation. Half the
-  // instructions per weight byte, yet measured no faster on the development CPU
-  // (docs/cpu_kernels.md). Only the AVX-512 level with AVX512_BF16 has such kernels; the other
-  // levels, f32 weights and FP8 tiles not a multiple of 64 columns wide use f32 activations.
+  // bf16 products, fp32 accumulation): adds a relative error of up to 2^-8 per activation. Half the
+  // instructions per weight byte of the f32 kernels: the fastest decode on AMD Zen 4, no faster on
+  // the Intel VM (docs/cpu_kernels.md). Calls of kBatchTokens or more take the batch GEMM, as
+  // kBF16Batches. Only the AVX-512 level with AVX512_BF16 has such kernels; the other levels, f32
+  // weights and FP8 tiles not a multiple of 64 columns wide use f32 activations.
   kBF16,
   // Batches (calls of at least kBatchTokens tokens: prefill, large decode batches) take the batch
   // GEMM with bf16 activations where the CPU has AVX512_BF16 and the format has one (bf16, FP8

@@ -48,8 +48,10 @@ TEST(ActivationsFlag, EachValueNamesItsPrecision) {
             ActivationPrecision::kF32);
   EXPECT_EQ(activation_precision_for(parse({"--activations", "bf16x2"}), nullptr),
             ActivationPrecision::kBF16x2);
-  // bf16 is the batch GEMM (prefill), not bf16 on every call.
+  // The same names as the environment variable: bf16 is every call, bf16-batches the GEMM only.
   EXPECT_EQ(activation_precision_for(parse({"--activations=bf16"}), nullptr),
+            ActivationPrecision::kBF16);
+  EXPECT_EQ(activation_precision_for(parse({"--activations", "bf16-batches"}), nullptr),
             ActivationPrecision::kBF16Batches);
   EXPECT_EQ(activation_precision_for(parse({"--activations", "auto"}), nullptr),
             auto_activation_precision());
@@ -65,7 +67,7 @@ TEST(ActivationsFlag, AbsentFlagDefersToTheEnvironmentThenAuto) {
   EXPECT_EQ(parse({}), "");
   EXPECT_EQ(activation_precision_for("", nullptr), auto_activation_precision());
   EXPECT_EQ(activation_precision_for("", ""), auto_activation_precision());
-  // The variable keeps its own names (kernels/cpu/linear.h): bf16 there is every call.
+  // The variable's names are the flag's (kernels/cpu/linear.h).
   EXPECT_EQ(activation_precision_for("", "bf16-batches"), ActivationPrecision::kBF16Batches);
   EXPECT_EQ(activation_precision_for("", "bf16"), ActivationPrecision::kBF16);
   EXPECT_EQ(activation_precision_for("", "f32"), ActivationPrecision::kF32);
@@ -78,9 +80,6 @@ TEST(ActivationsFlag, BadValuesNameTheFlagOrTheVariable) {
   const std::string parsed = parse_error({"--activations", "fp16"});
   EXPECT_NE(parsed.find("--activations"), std::string::npos) << parsed;
   EXPECT_NE(parsed.find("fp16"), std::string::npos) << parsed;
-  // The environment's name for the batch GEMM is not a flag value.
-  EXPECT_NE(parse_error({"--activations", "bf16-batches"}).find("--activations"),
-            std::string::npos);
   const std::string direct = error_of("fp16", nullptr);
   EXPECT_NE(direct.find("--activations"), std::string::npos) << direct;
   const std::string env = error_of("", "fp16");
@@ -91,7 +90,7 @@ TEST(ActivationsFlag, BadValuesNameTheFlagOrTheVariable) {
 TEST(ActivationsFlag, UseSetsTheEnginePrecision) {
   const ActivationPrecision before = engine_activation_precision();
   use_activations_flag("bf16");
-  EXPECT_EQ(engine_activation_precision(), ActivationPrecision::kBF16Batches);
+  EXPECT_EQ(engine_activation_precision(), ActivationPrecision::kBF16);
   use_activations_flag("f32");
   EXPECT_EQ(engine_activation_precision(), ActivationPrecision::kF32);
   set_engine_activation_precision(before);

@@ -53,8 +53,8 @@ TEST(DotPeak, BatchInstructionFollowsTheKernels) {
   EXPECT_EQ(batch_dot_instruction(CpuIsa::kScalar), DotInstruction::kScalarFma);
   EXPECT_EQ(batch_dot_instruction(CpuIsa::kAvx2), DotInstruction::kFmaYmm);
   const ActivationPrecision before = engine_activation_precision();
-  for (const auto p : {ActivationPrecision::kF32, ActivationPrecision::kBF16Batches,
-                       ActivationPrecision::kBF16x2}) {
+  for (const auto p : {ActivationPrecision::kF32, ActivationPrecision::kBF16,
+                       ActivationPrecision::kBF16Batches, ActivationPrecision::kBF16x2}) {
     set_engine_activation_precision(p);
     const bool dp = cpu_features().avx512_bf16 && p != ActivationPrecision::kF32;
     EXPECT_EQ(batch_dot_instruction(CpuIsa::kAvx512),
