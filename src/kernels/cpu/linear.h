@@ -26,7 +26,7 @@ enum class ActivationPrecision : uint8_t {
   // Batches (calls of at least kBatchTokens tokens: prefill, large decode batches) take the batch
   // GEMM with bf16 activations where the CPU has AVX512_BF16 and the format has one (bf16, FP8
   // per channel or per tile): each activation is rounded to bf16 once per call (for FP8 tiles
-  // each activation times its tile's scale), which adds a relative error of up to 2^-9 per
+  // each activation times its tile's scale), which adds a relative error of up to 2^-8 per
   // activation, as kBF16. Smaller calls, other formats and other CPUs compute as kF32.
   kBF16Batches,
   // x is split into two bf16 numbers, hi = bf16(x) and lo = bf16(x - hi), and each weight is
