@@ -261,11 +261,13 @@ std::string unsupported(const Path& p) {
 
 // How the path's kernel takes the activations for this weight: the bf16 paths use them rounded
 // (kBF16) or split (kBF16x2), except for f32 weights, FP8 tiles a 64-column chunk would straddle
-// and NVFP4 with split activations (those take the f32-activation kernels).
-ActivationPrecision kernel_activations(const Path& p, const WeightView& w) {
+// and bf16 and NVFP4 weights with split activations (those take the f32-activation kernels).
+ActivationPrecision kernel_activations(const Path& p, const WeightView& w, int64_t tokens) {
   if (p.activations == ActivationPrecision::kF32 || w.format == WeightFormat::kF32 ||
       (w.format == WeightFormat::kFp8Block && w.block_cols % 64 != 0) ||
-      (p.activations == ActivationPrecision::kBF16x2 && w.format == WeightFormat::kNvfp4))
+      (p.activations == ActivationPrecision::kBF16x2 &&
+       (w.format == WeightFormat::kNvfp4 ||
+        (w.format == WeightFormat::kBF16 && tokens < kBatchTokens))))  // bf16: the GEMM splits
     return ActivationPrecision::kF32;
   return p.activations;
 }
@@ -276,7 +278,7 @@ ActivationPrecision kernel_activations(const Path& p, const WeightView& w) {
 // the product.
 bool rounds_scaled_activations(const Path& p, const WeightView& w, int64_t tokens) {
   return p.activations != ActivationPrecision::kF32 && w.format == WeightFormat::kFp8Block &&
-         tokens >= kBatchTokens && kernel_activations(p, w) != ActivationPrecision::kF32;
+         tokens >= kBatchTokens && kernel_activations(p, w, tokens) != ActivationPrecision::kF32;
 }
 
 // The reference for a path: of x, or of x as the bf16 paths see it (rounded, or hi + lo: their
@@ -312,7 +314,7 @@ Case make_case(const WeightView& w, const float* x, int64_t tokens, bool with_bf
 void check_path(const Path& path, const Case& c, const std::string& what) {
   const WeightView& w = *c.w;
   const bool scaled = rounds_scaled_activations(path, w, c.tokens);
-  const Reference& ref = scaled ? c.exact : c.of(kernel_activations(path, w));
+  const Reference& ref = scaled ? c.exact : c.of(kernel_activations(path, w, c.tokens));
   const double a = !scaled                                            ? 0.0
                    : path.activations == ActivationPrecision::kBF16x2 ? 0x1p-16 + 0x1p-24
                                                                       : 0x1p-8 + 0x1p-24;
@@ -340,7 +342,7 @@ void check_path(const Path& path, const Case& c, const std::string& what) {
 
 void check_path(const Path& path, const WeightView& w, const float* x, int64_t tokens,
                 const std::string& what) {
-  const ActivationPrecision p = kernel_activations(path, w);
+  const ActivationPrecision p = kernel_activations(path, w, tokens);
   check_path(
       path,
       make_case(w, x, tokens, p == ActivationPrecision::kBF16, p == ActivationPrecision::kBF16x2),
