@@ -116,24 +116,24 @@ RowKernel select_kernel(const WeightView& w, const CpuLinearOptions& options) {
   return k;
 }
 
-// x [tokens, cols] -> `out` [tokens, stride] in the kernel's order, zero-padded.
-template <typename T, typename Convert>
+// x [tokens, cols] -> `out` [tokens, stride] in the kernel's order, zero-padded (the f32
+// kernels; bf16 ones take prepare_bf16_activations).
 void permute_activations(const RowKernel& k, const float* x, int64_t tokens, int64_t cols,
-                         int64_t stride, T* out, Convert convert) {
+                         int64_t stride, float* out) {
   const int64_t chunk = k.chunk_cols;
   const int64_t full = cols / chunk * chunk;
   for (int64_t t = 0; t < tokens; ++t) {
     const float* xt = x + t * cols;
-    T* ot = out + t * stride;
+    float* ot = out + t * stride;
     if (k.order == nullptr) {
-      for (int64_t c = 0; c < full; ++c) ot[c] = convert(xt[c]);
+      std::memcpy(ot, xt, static_cast<size_t>(full) * sizeof(float));
     } else {
       for (int64_t c0 = 0; c0 < full; c0 += chunk)
-        for (int64_t p = 0; p < chunk; ++p) ot[c0 + p] = convert(xt[c0 + k.order[p]]);
+        for (int64_t p = 0; p < chunk; ++p) ot[c0 + p] = xt[c0 + k.order[p]];
     }
     for (int64_t p = 0; full + p < stride; ++p) {
       const int64_t col = full + (k.order != nullptr ? k.order[p] : p);
-      ot[full + p] = convert(col < cols ? xt[col] : 0.0f);
+      ot[full + p] = col < cols ? xt[col] : 0.0f;
     }
   }
 }
@@ -214,8 +214,8 @@ void run_linear(const WeightView& w, const float* x, int64_t tokens, float* y, T
       cpu_linear_detail::prepare_bf16_activations(kernel, x + t0 * w.cols, n, w.cols, stride,
                                                   static_cast<uint16_t*>(prepared));
     } else {
-      permute_activations(kernel, x + t0 * w.cols, n, w.cols, stride, static_cast<float*>(prepared),
-                          [](float v) { return v; });
+      permute_activations(kernel, x + t0 * w.cols, n, w.cols, stride,
+                          static_cast<float*>(prepared));
     }
     LinearJob job;
     job.w = &w;
