@@ -18,19 +18,21 @@ void add_activations_flag(CLI::App* cmd, std::string& value) {
   value.clear();
   cmd->add_option(
          "--activations", value,
-         "Precision of the activations in the CPU backend's matrix products: auto (bf16x2 on "
-         "CPUs with AVX512_BF16, else f32); f32 (exact products, f32 sums: logits within 2e-4 "
-         "of the float64 reference on the tiny models); bf16x2 (each activation as two bf16 "
-         "halves, within 2^-16 of f32: held to the same 2e-4); bf16 (every activation rounded "
+         "Precision of the activations in the CPU backend's matrix products: auto "
+         "(bf16x2-batches on CPUs with AVX512_BF16, else f32); f32 (exact products, f32 sums: "
+         "logits within 2e-4 of the float64 reference on the tiny models); bf16x2 (each "
+         "activation as two bf16 halves, within 2^-16 of f32: held to the same 2e-4); "
+         "bf16x2-batches (bf16x2 for calls of 8+ tokens, f32 for decode); bf16 (every activation "
+         "rounded "
          "to bf16, 2^-8 relative: the fastest decode and prefill, logits up to ~0.05 off on the "
          "tiny models); bf16-batches (bf16 for calls of 8+ tokens only, f32 for decode). "
          "Default: MINIMAX_CPU_ACTIVATIONS if set, else auto")
-      ->check(CLI::IsMember({"auto", "f32", "bf16x2", "bf16", "bf16-batches"}));
+      ->check(CLI::IsMember({"auto", "f32", "bf16x2", "bf16x2-batches", "bf16", "bf16-batches"}));
 }
 
 ActivationPrecision auto_activation_precision() {
   return cpu_features().avx512_bf16 && default_cpu_isa() == CpuIsa::kAvx512
-             ? ActivationPrecision::kBF16x2
+             ? ActivationPrecision::kBF16x2Batches
              : ActivationPrecision::kF32;
 }
 
@@ -38,14 +40,17 @@ ActivationPrecision activation_precision_for(const std::string& value, const cha
   if (value.empty()) {
     if (environment == nullptr || *environment == '\0') return auto_activation_precision();
     if (const auto p = parse_activation_precision(environment)) return *p;
-    fail("{}: '{}' is not f32, bf16x2, bf16-batches or bf16 (or pass --activations)", kEnvironment,
-         environment);
+    fail(
+        "{}: '{}' is not f32, bf16x2, bf16x2-batches, bf16 or bf16-batches (or pass --activations)",
+        kEnvironment, environment);
   }
   if (value == "auto") return auto_activation_precision();
   // The same names as the environment variable (kernels/cpu/linear.h).
   if (const auto p = parse_activation_precision(value)) return *p;
-  fail("--activations: unknown value '{}' (expected auto, f32, bf16x2, bf16 or bf16-batches)",
-       value);
+  fail(
+      "--activations: unknown value '{}' (expected auto, f32, bf16x2, bf16x2-batches, bf16 or "
+      "bf16-batches)",
+      value);
 }
 
 void use_activations_flag(const std::string& value) {

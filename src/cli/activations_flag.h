@@ -12,16 +12,18 @@
 
 namespace minimax::cli {
 
-// Adds --activations auto|f32|bf16x2|bf16 into `value`, which stays empty when the flag is not
-// given; any other value is refused by the parser with a message naming the flag.
+// Adds --activations auto|f32|bf16x2|bf16x2-batches|bf16|bf16-batches into `value`, which stays
+// empty when the flag is not given; any other value is refused by the parser with a message naming
+// the flag.
 void add_activations_flag(CLI::App* cmd, std::string& value);
 
-// What `auto` stands for on this machine. The one place that decides it: today bf16x2 where the
-// kernels use AVX512_BF16 (the AVX-512 level on a CPU that has it), f32 elsewhere (bf16x2 would
-// compute as f32 there anyway, and naming it would misreport the run).
+// What `auto` stands for on this machine. The one place that decides it: bf16x2-batches where the
+// kernels use AVX512_BF16 (the AVX-512 level on a CPU that has it): the split GEMM for prefill
+// (1.2-1.3x f32), f32 for decode (split row kernels measured 0.85-0.98x f32 with two threads);
+// f32 elsewhere (bf16x2 would compute as f32 there anyway, and naming it would misreport the run).
 ActivationPrecision auto_activation_precision();
 
-// The precision for a --activations value: f32 → kF32, bf16x2 → kBF16x2, bf16 → kBF16Batches,
+// The precision for a --activations value: the names of linear.h activation_precision_name, and
 // auto → auto_activation_precision(). An empty value (flag not given) means the environment
 // variable MINIMAX_CPU_ACTIVATIONS when `environment` (its value, or null) is set, in that
 // variable's names (linear.h activation_precision_name), else auto. Error naming the flag or the

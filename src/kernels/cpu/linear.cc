@@ -168,7 +168,8 @@ int64_t thread_parts(const WeightView& w, ThreadPool* pool, const CpuLinearOptio
 // The batch GEMM for this call, or null (then the row kernels run).
 cpu_linear_detail::GemmRowsFn select_gemm(const WeightView& w, int64_t tokens,
                                           const CpuLinearOptions& options) {
-  const bool split = options.activations == ActivationPrecision::kBF16x2;
+  const bool split = options.activations == ActivationPrecision::kBF16x2 ||
+                     options.activations == ActivationPrecision::kBF16x2Batches;
   if (options.activations == ActivationPrecision::kF32 || tokens < kBatchTokens ||
       options.isa != CpuIsa::kAvx512 || !cpu_features().avx512_bf16)
     return nullptr;
@@ -264,7 +265,8 @@ ActivationPrecision environment_precision() {
     if (env == nullptr || *env == '\0') return kEngineDefault;
     const std::string_view v(env);
     if (const auto p = parse_activation_precision(v)) return *p;
-    fail("MINIMAX_CPU_ACTIVATIONS: '{}' is not f32, bf16x2, bf16-batches or bf16", v);
+    fail("MINIMAX_CPU_ACTIVATIONS: '{}' is not f32, bf16x2, bf16x2-batches, bf16 or bf16-batches",
+         v);
   }();
   return precision;
 }
@@ -290,13 +292,16 @@ const char* activation_precision_name(ActivationPrecision p) {
       return "bf16-batches";
     case ActivationPrecision::kBF16x2:
       return "bf16x2";
+    case ActivationPrecision::kBF16x2Batches:
+      return "bf16x2-batches";
   }
   return "?";
 }
 
 std::optional<ActivationPrecision> parse_activation_precision(std::string_view name) {
-  for (const auto p : {ActivationPrecision::kF32, ActivationPrecision::kBF16,
-                       ActivationPrecision::kBF16Batches, ActivationPrecision::kBF16x2})
+  for (const auto p :
+       {ActivationPrecision::kF32, ActivationPrecision::kBF16, ActivationPrecision::kBF16Batches,
+        ActivationPrecision::kBF16x2, ActivationPrecision::kBF16x2Batches})
     if (name == activation_precision_name(p)) return p;
   return std::nullopt;
 }

@@ -34,6 +34,10 @@ enum class ActivationPrecision : uint8_t {
   // relative of x, so the result is near the kF32 one at most of the bf16 kernels' speed (no
   // conversion of the decoded weights to f32). AVX-512 + AVX512_BF16 only; elsewhere as kF32.
   kBF16x2,
+  // kBF16x2 for calls of kBatchTokens or more (the batch GEMM: prefill, batches of 8+ streams),
+  // kF32 for smaller ones (decode), whose f32 row kernels measured as fast or faster with two
+  // threads. What the commands' `--activations auto` picks where the CPU has AVX512_BF16.
+  kBF16x2Batches,
 };
 
 // Fewest tokens of a kBF16Batches call that take the batch GEMM.
@@ -45,7 +49,7 @@ inline constexpr int64_t kBatchTokens = 8;
 ActivationPrecision engine_activation_precision();
 // Sets the engine's precision for the rest of the process (the commands' --activations flag).
 void set_engine_activation_precision(ActivationPrecision p);
-// The name of p ("f32", "bf16", "bf16-batches", "bf16x2").
+// The name of p ("f32", "bf16", "bf16-batches", "bf16x2", "bf16x2-batches").
 const char* activation_precision_name(ActivationPrecision p);
 // The precision a name above stands for, or nullopt.
 std::optional<ActivationPrecision> parse_activation_precision(std::string_view name);

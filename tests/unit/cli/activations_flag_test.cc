@@ -53,6 +53,8 @@ TEST(ActivationsFlag, EachValueNamesItsPrecision) {
             ActivationPrecision::kBF16);
   EXPECT_EQ(activation_precision_for(parse({"--activations", "bf16-batches"}), nullptr),
             ActivationPrecision::kBF16Batches);
+  EXPECT_EQ(activation_precision_for(parse({"--activations", "bf16x2-batches"}), nullptr),
+            ActivationPrecision::kBF16x2Batches);
   EXPECT_EQ(activation_precision_for(parse({"--activations", "auto"}), nullptr),
             auto_activation_precision());
 }
@@ -60,7 +62,7 @@ TEST(ActivationsFlag, EachValueNamesItsPrecision) {
 TEST(ActivationsFlag, AutoIsBf16x2WhereTheKernelsHaveAvx512Bf16) {
   const bool bf16_kernels = cpu_features().avx512_bf16 && default_cpu_isa() == CpuIsa::kAvx512;
   EXPECT_EQ(auto_activation_precision(),
-            bf16_kernels ? ActivationPrecision::kBF16x2 : ActivationPrecision::kF32);
+            bf16_kernels ? ActivationPrecision::kBF16x2Batches : ActivationPrecision::kF32);
 }
 
 TEST(ActivationsFlag, AbsentFlagDefersToTheEnvironmentThenAuto) {

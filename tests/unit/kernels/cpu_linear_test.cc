@@ -236,25 +236,30 @@ struct Path {
   ActivationPrecision activations;
 };
 std::string path_name(const Path& p) {
-  return std::string(cpu_isa_name(p.isa)) + (p.activations == ActivationPrecision::kBF16 ? "_bf16x"
-                                             : p.activations == ActivationPrecision::kBF16x2
-                                                 ? "_bf16x2"
-                                                 : "_f32x");
+  switch (p.activations) {
+    case ActivationPrecision::kBF16:
+      return std::string(cpu_isa_name(p.isa)) + "_bf16x";
+    case ActivationPrecision::kBF16x2:
+      return std::string(cpu_isa_name(p.isa)) + "_bf16x2";
+    case ActivationPrecision::kBF16x2Batches:
+      return std::string(cpu_isa_name(p.isa)) + "_bf16x2batches";
+    default:
+      return std::string(cpu_isa_name(p.isa)) + "_f32x";
+  }
 }
 const Path kPaths[] = {{CpuIsa::kScalar, ActivationPrecision::kF32},
                        {CpuIsa::kAvx2, ActivationPrecision::kF32},
                        {CpuIsa::kAvx512, ActivationPrecision::kF32},
                        {CpuIsa::kAvx512, ActivationPrecision::kBF16},
-                       {CpuIsa::kAvx512, ActivationPrecision::kBF16x2}};
+                       {CpuIsa::kAvx512, ActivationPrecision::kBF16x2},
+                       {CpuIsa::kAvx512, ActivationPrecision::kBF16x2Batches}};
 
 // Empty when this CPU runs the path, else why not.
 std::string unsupported(const Path& p) {
   if (!cpu_supports(p.isa))
     return "this CPU lacks " + std::string(cpu_isa_name(p.isa)) +
            (p.isa == CpuIsa::kAvx512 ? " (F, BW, VL, DQ and VBMI)" : " (AVX2, FMA, F16C, BMI1/2)");
-  if ((p.activations == ActivationPrecision::kBF16 ||
-       p.activations == ActivationPrecision::kBF16x2) &&
-      !cpu_features().avx512_bf16)
+  if (p.activations != ActivationPrecision::kF32 && !cpu_features().avx512_bf16)
     return "this CPU lacks AVX512_BF16 (vdpbf16ps)";
   return "";
 }
@@ -263,6 +268,13 @@ std::string unsupported(const Path& p) {
 // (kBF16) or split (kBF16x2), except for f32 weights, FP8 tiles a 64-column chunk would straddle
 // and bf16 and NVFP4 weights with split activations (those take the f32-activation kernels).
 ActivationPrecision kernel_activations(const Path& p, const WeightView& w, int64_t tokens) {
+  // bf16x2-batches: the split GEMM (bf16 and FP8 weights) for 8+ tokens, f32 otherwise.
+  if (p.activations == ActivationPrecision::kBF16x2Batches) {
+    const bool gemm = tokens >= kBatchTokens &&
+                      (w.format == WeightFormat::kBF16 || w.format == WeightFormat::kFp8Channel ||
+                       w.format == WeightFormat::kFp8Block);
+    return gemm ? ActivationPrecision::kBF16x2 : ActivationPrecision::kF32;
+  }
   if (p.activations == ActivationPrecision::kF32 || w.format == WeightFormat::kF32 ||
       (w.format == WeightFormat::kFp8Block && w.block_cols % 64 != 0) ||
       (p.activations == ActivationPrecision::kBF16x2 &&
@@ -315,9 +327,8 @@ void check_path(const Path& path, const Case& c, const std::string& what) {
   const WeightView& w = *c.w;
   const bool scaled = rounds_scaled_activations(path, w, c.tokens);
   const Reference& ref = scaled ? c.exact : c.of(kernel_activations(path, w, c.tokens));
-  const double a = !scaled                                            ? 0.0
-                   : path.activations == ActivationPrecision::kBF16x2 ? 0x1p-16 + 0x1p-24
-                                                                      : 0x1p-8 + 0x1p-24;
+  const bool split = kernel_activations(path, w, c.tokens) == ActivationPrecision::kBF16x2;
+  const double a = !scaled ? 0.0 : split ? 0x1p-16 + 0x1p-24 : 0x1p-8 + 0x1p-24;
   ASSERT_EQ(ref.y.size(), static_cast<size_t>(c.tokens * w.rows));
   static ThreadPool one(1), two(2);
   CpuLinearOptions options;
