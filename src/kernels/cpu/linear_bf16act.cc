@@ -60,12 +60,11 @@ struct Fp8Bf16x {
   using Vec = __m512i;
   const uint8_t* data;
   int64_t row_bytes;  // bytes from one row to the next
-  Fp8Scales scales;
-  MxScales mx;
+  Fp8ChunkScales<kScaling> scales;
   E4m3Tables512 tables;
 
   MINIMAX_AVX512 explicit Fp8Bf16x(const WeightView& w)
-      : data(w.data), row_bytes(weight_data_stride(w)), scales(w), mx(w) {}
+      : data(w.data), row_bytes(weight_data_stride(w)), scales(w) {}
   template <bool kTail>
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
                                                  __m512i* w) const {
@@ -74,22 +73,13 @@ struct Fp8Bf16x {
     tables.pairs(kTail ? _mm512_maskz_loadu_epi8(first_bytes(valid), p) : _mm512_loadu_si512(p), w);
   }
   static constexpr int group(int) { return 0; }
-  // kTile: the chunk's tile. kMx: lanes 0-1 of both vectors (dwords 0-7) hold the chunk's first
-  // 32-column block, lanes 2-3 its second (fp8_order_bf16x); a tail of 32 has only the first.
+  // fp8_order_bf16x puts a chunk's first 32-column block in lanes 0-1 of both vectors.
   template <bool kTail>
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void chunk_scales(int64_t row, int64_t c, int valid,
                                                          __m512* s) const {
-    if constexpr (kScaling == Fp8Scaling::kMx) {
-      const uint8_t* codes = mx.row(row) + c * 2;
-      const float second = !kTail || valid > 32 ? mx.value(codes[1]) : 0.0f;
-      s[0] = _mm512_insertf32x8(_mm512_set1_ps(mx.value(codes[0])), _mm256_set1_ps(second), 1);
-    } else {
-      s[0] = _mm512_set1_ps(scales.tile(row, c * kChunkCols));
-    }
+    s[0] = scales.template chunk<kTail>(row, c, valid);
   }
-  float row_scale(int64_t row) const {
-    return kScaling == Fp8Scaling::kChannel ? scales.channel(row) : 1.0f;
-  }
+  float row_scale(int64_t row) const { return scales.row_scale(row); }
 };
 
 struct Mxfp4Bf16x {

@@ -88,5 +88,29 @@ struct MxScales {
   float value(uint8_t code) const { return e8m0[code]; }
 };
 
+// The scales of a 64-column AVX-512 FP8 chunk, for both decoders (f32 and bf16 activations): the
+// chunk's tile (kTile), or (kMx) the e8m0 values of its two 32-column blocks in dwords 0-7 and
+// 8-15, where both decode orders put each block's columns (a tail of 32 has only the first); and
+// the row's own scale (kChannel), which multiplies its final sum.
+template <Fp8Scaling kScaling>
+struct Fp8ChunkScales {
+  Fp8Scales scales;
+  MxScales mx;
+  explicit Fp8ChunkScales(const WeightView& w) : scales(w), mx(w) {}
+  template <bool kTail>
+  MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE __m512 chunk(int64_t row, int64_t c, int valid) const {
+    if constexpr (kScaling == Fp8Scaling::kMx) {
+      const uint8_t* codes = mx.row(row) + c * 2;
+      const float second = !kTail || valid > 32 ? mx.value(codes[1]) : 0.0f;
+      return _mm512_insertf32x8(_mm512_set1_ps(mx.value(codes[0])), _mm256_set1_ps(second), 1);
+    } else {
+      return _mm512_set1_ps(scales.tile(row, c * 64));
+    }
+  }
+  float row_scale(int64_t row) const {
+    return kScaling == Fp8Scaling::kChannel ? scales.channel(row) : 1.0f;
+  }
+};
+
 }  // namespace
 }  // namespace minimax::cpu_linear_detail
