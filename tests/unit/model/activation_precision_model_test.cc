@@ -30,9 +30,11 @@
 namespace minimax {
 namespace {
 
-using testing_support::golden_checkpoint;
+using testing_support::golden_distance;
+using testing_support::golden_forward;
+using testing_support::golden_last_argmax;
 using testing_support::golden_names;
-using testing_support::iota_positions;
+using testing_support::last_argmax;
 using testing_support::load_golden;
 
 constexpr double kF32Tolerance = 2e-4;
@@ -71,34 +73,10 @@ struct Distance {
 };
 
 // The cpu engine on golden `g` at precision `p`.
-Distance golden_distance(const nlohmann::json& g, ActivationPrecision p) {
+Distance distance_at(const nlohmann::json& g, ActivationPrecision p) {
   const ScopedPrecision scoped(p);
-  ModelOptions options;
-  options.backend = BackendKind::kCpu;
-  options.threads = 2;
-  auto model = Model::load(golden_checkpoint(g), options);
-  const auto tokens = g.at("tokens").get<std::vector<int32_t>>();
-  const int64_t vocab = g.at("vocab_size").get<int64_t>();
-  KvCache cache = model->new_cache(static_cast<int64_t>(tokens.size()), KvDtype::kF32);
-  const std::vector<float> logits =
-      model->forward(tokens, iota_positions(tokens.size()), cache, LogitsFor::kAllTokens);
-  Distance d;
-  for (const auto& check : g.at("checked")) {
-    const float* row = logits.data() + check.at("position").get<int64_t>() * vocab;
-    const auto ids = check.at("top_ids").get<std::vector<int64_t>>();
-    for (size_t k = 0; k < ids.size(); ++k)
-      d.max_error =
-          std::max(d.max_error, std::fabs(row[ids[k]] - check.at("top_logits")[k].get<double>()));
-  }
-  const float* last = logits.data() + logits.size() - vocab;
-  const auto& golden_last = g.at("last_logits");
-  int64_t golden_top = 0;
-  for (int64_t i = 0; i < vocab; ++i) {
-    d.max_error = std::max(d.max_error, std::fabs(last[i] - golden_last[i].get<double>()));
-    if (golden_last[i].get<double>() > golden_last[golden_top].get<double>()) golden_top = i;
-  }
-  d.same_top1 = std::max_element(last, last + vocab) - last == golden_top;
-  return d;
+  const std::vector<float> logits = golden_forward(g, BackendKind::kCpu, KvDtype::kF32);
+  return {golden_distance(logits, g), last_argmax(logits, g) == golden_last_argmax(g)};
 }
 
 // Whether the bf16-activation kernels run here (else bf16x2 and bf16-batches compute as f32).
@@ -114,7 +92,7 @@ TEST_P(ActivationPrecisionModelTest, EveryGoldenWithinTheStatedTolerance) {
   const ActivationPrecision p = GetParam();
   double worst = 0;
   for (const std::string& name : golden_names()) {
-    const Distance d = golden_distance(load_golden(name), p);
+    const Distance d = distance_at(load_golden(name), p);
     EXPECT_LE(d.max_error, tolerance(p)) << name;
     EXPECT_TRUE(d.same_top1) << name << ": last position's top-1";
     worst = std::max(worst, d.max_error);

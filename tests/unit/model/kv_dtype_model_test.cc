@@ -25,60 +25,15 @@
 namespace minimax {
 namespace {
 
-using testing_support::golden_checkpoint;
-using testing_support::iota_positions;
+using testing_support::golden_distance;
+using testing_support::golden_forward;
+using testing_support::golden_last_argmax;
+using testing_support::last_argmax;
 using testing_support::load_golden;
 
 constexpr double kBf16Tolerance = 0.15;
 constexpr double kFp8Tolerance = 0.4;
 constexpr double kSameTypeTolerance = 2e-3;
-
-struct Result {
-  std::vector<float> logits;  // [tokens, vocab]
-  int64_t vocab = 0;
-};
-
-Result run(const nlohmann::json& g, BackendKind backend, KvDtype dtype) {
-  ModelOptions options;
-  options.backend = backend;
-  options.threads = 2;
-  auto model = Model::load(golden_checkpoint(g), options);
-  const auto tokens = g.at("tokens").get<std::vector<int32_t>>();
-  KvCache cache = model->new_cache(static_cast<int64_t>(tokens.size()), dtype);
-  EXPECT_EQ(cache.dtype(), dtype);
-  Result r;
-  r.vocab = g.at("vocab_size").get<int64_t>();
-  r.logits = model->forward(tokens, iota_positions(tokens.size()), cache, LogitsFor::kAllTokens);
-  return r;
-}
-
-// max |engine − golden| over the checked top logits and the last row.
-double golden_distance(const Result& r, const nlohmann::json& g) {
-  double worst = 0;
-  for (const auto& check : g.at("checked")) {
-    const float* row = r.logits.data() + check.at("position").get<int64_t>() * r.vocab;
-    const auto ids = check.at("top_ids").get<std::vector<int64_t>>();
-    for (size_t k = 0; k < ids.size(); ++k)
-      worst = std::max(worst, std::fabs(row[ids[k]] - check.at("top_logits")[k].get<double>()));
-  }
-  const float* last = r.logits.data() + r.logits.size() - r.vocab;
-  for (int64_t i = 0; i < r.vocab; ++i)
-    worst = std::max(worst, std::fabs(last[i] - g.at("last_logits")[i].get<double>()));
-  return worst;
-}
-
-int64_t last_argmax(const Result& r) {
-  const float* last = r.logits.data() + r.logits.size() - r.vocab;
-  return std::max_element(last, last + r.vocab) - last;
-}
-
-int64_t golden_last_argmax(const nlohmann::json& g) {
-  const auto& last = g.at("last_logits");
-  int64_t best = 0;
-  for (int64_t i = 1; i < static_cast<int64_t>(last.size()); ++i)
-    if (last[i].get<double>() > last[best].get<double>()) best = i;
-  return best;
-}
 
 struct Case {
   std::string golden;
@@ -91,19 +46,19 @@ TEST_P(KvDtypeModelTest, WithinItsToleranceOfTheGoldenOnBothBackends) {
   const nlohmann::json g = load_golden(GetParam().golden);
   const KvDtype dtype = GetParam().dtype;
   const double tolerance = dtype == KvDtype::kBF16 ? kBf16Tolerance : kFp8Tolerance;
-  const Result reference = run(g, BackendKind::kReference, dtype);
-  const Result cpu = run(g, BackendKind::kCpu, dtype);
+  const std::vector<float> reference = golden_forward(g, BackendKind::kReference, dtype);
+  const std::vector<float> cpu = golden_forward(g, BackendKind::kCpu, dtype);
   const double ref_distance = golden_distance(reference, g), cpu_distance = golden_distance(cpu, g);
   EXPECT_LE(ref_distance, tolerance);
   EXPECT_LE(cpu_distance, tolerance);
   // Not vacuous: the type does round (an f32 cache is within 1e-5 of these goldens).
   EXPECT_GT(ref_distance, 1e-5);
   if (dtype == KvDtype::kBF16) {
-    EXPECT_EQ(last_argmax(cpu), golden_last_argmax(g));
+    EXPECT_EQ(last_argmax(cpu, g), golden_last_argmax(g));
   }
   double backends = 0;
-  for (size_t i = 0; i < cpu.logits.size(); ++i)
-    backends = std::max(backends, double(std::fabs(cpu.logits[i] - reference.logits[i])));
+  for (size_t i = 0; i < cpu.size(); ++i)
+    backends = std::max(backends, double(std::fabs(cpu[i] - reference[i])));
   EXPECT_LE(backends, kSameTypeTolerance);
   std::printf(
       "[ measured ] %s, KV %s: max |engine - golden| reference %.3g, cpu %.3g; "

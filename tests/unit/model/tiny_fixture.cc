@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -14,6 +15,7 @@
 #include "checkpoint/quantize.h"
 #include "checkpoint/tiny_checkpoint.h"
 #include "checkpoint/tiny_config.h"
+#include "model/model.h"
 
 namespace minimax::testing_support {
 namespace fs = std::filesystem;
@@ -140,6 +142,47 @@ std::vector<int32_t> iota_positions(size_t n) {
   std::vector<int32_t> p(n);
   for (size_t i = 0; i < n; ++i) p[i] = static_cast<int32_t>(i);
   return p;
+}
+
+std::vector<float> golden_forward(const nlohmann::json& golden, BackendKind backend,
+                                  KvDtype dtype) {
+  ModelOptions options;
+  options.backend = backend;
+  options.threads = 2;
+  auto model = Model::load(golden_checkpoint(golden), options);
+  const auto tokens = golden.at("tokens").get<std::vector<int32_t>>();
+  KvCache cache = model->new_cache(static_cast<int64_t>(tokens.size()), dtype);
+  EXPECT_EQ(cache.dtype(), dtype);
+  return model->forward(tokens, iota_positions(tokens.size()), cache, LogitsFor::kAllTokens);
+}
+
+double golden_distance(const std::vector<float>& logits, const nlohmann::json& golden) {
+  const int64_t vocab = golden.at("vocab_size").get<int64_t>();
+  double worst = 0;
+  for (const auto& check : golden.at("checked")) {
+    const float* row = logits.data() + check.at("position").get<int64_t>() * vocab;
+    const auto ids = check.at("top_ids").get<std::vector<int64_t>>();
+    for (size_t k = 0; k < ids.size(); ++k)
+      worst = std::max(worst, std::fabs(row[ids[k]] - check.at("top_logits")[k].get<double>()));
+  }
+  const float* last = logits.data() + logits.size() - vocab;
+  for (int64_t i = 0; i < vocab; ++i)
+    worst = std::max(worst, std::fabs(last[i] - golden.at("last_logits")[i].get<double>()));
+  return worst;
+}
+
+int64_t last_argmax(const std::vector<float>& logits, const nlohmann::json& golden) {
+  const int64_t vocab = golden.at("vocab_size").get<int64_t>();
+  const float* last = logits.data() + logits.size() - vocab;
+  return std::max_element(last, last + vocab) - last;
+}
+
+int64_t golden_last_argmax(const nlohmann::json& golden) {
+  const auto& last = golden.at("last_logits");
+  int64_t best = 0;
+  for (int64_t i = 1; i < static_cast<int64_t>(last.size()); ++i)
+    if (last[i].get<double>() > last[best].get<double>()) best = i;
+  return best;
 }
 
 }  // namespace minimax::testing_support

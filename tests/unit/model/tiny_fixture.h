@@ -9,6 +9,8 @@
 
 #include "checkpoint/model_config.h"
 #include "checkpoint/quant_config.h"
+#include "kernels/backend.h"
+#include "kernels/ops.h"
 
 namespace minimax::testing_support {
 
@@ -36,5 +38,14 @@ std::string golden_checkpoint(const nlohmann::json& golden);
 
 // 0, 1, ..., n - 1.
 std::vector<int32_t> iota_positions(size_t n);
+
+// The logits of every position [tokens, vocab] of `golden`'s tokens on its checkpoint with
+// `backend`, in a KV cache of `dtype` (the cache's type is checked).
+std::vector<float> golden_forward(const nlohmann::json& golden, BackendKind backend, KvDtype dtype);
+// max |logits − golden| over the golden's checked top logits and its whole last row.
+double golden_distance(const std::vector<float>& logits, const nlohmann::json& golden);
+// The token id of the largest logit in the last row of `logits`, and in the golden's.
+int64_t last_argmax(const std::vector<float>& logits, const nlohmann::json& golden);
+int64_t golden_last_argmax(const nlohmann::json& golden);
 
 }  // namespace minimax::testing_support
