@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kernels/cpu/linear_avx512-inl.h"
+#include "kernels/cpu/linear_bf16_split-inl.h"
 #include "kernels/cpu/linear_fp8-inl.h"
 
 namespace minimax::cpu_linear_detail {
@@ -150,20 +151,9 @@ MINIMAX_AVX512 void to_bf16_rows(const float* x, int64_t n, int64_t cols, int64_
         lo = _mm512_mul_ps(lo, _mm512_maskz_loadu_ps(m0, col_scale + c));
         hi = _mm512_mul_ps(hi, _mm512_maskz_loadu_ps(m1, col_scale + c + 16));
       }
-      const __m512i h = (__m512i)_mm512_cvtne2ps_pbh(hi, lo);
+      const __m512i h = round_bf16_32(lo, hi);
       _mm512_store_si512(ot + c, h);
-      if constexpr (kSplit) {
-        const __m512 h_lo = _mm512_castsi512_ps(
-            _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(h)), 16));
-        const __m512 h_hi = _mm512_castsi512_ps(
-            _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(h, 1)), 16));
-        __m512i rest =
-            (__m512i)_mm512_cvtne2ps_pbh(_mm512_sub_ps(hi, h_hi), _mm512_sub_ps(lo, h_lo));
-        const __mmask32 infinite = _mm512_cmpeq_epi16_mask(
-            _mm512_and_si512(h, _mm512_set1_epi16(0x7FFF)), _mm512_set1_epi16(0x7F80));
-        rest = _mm512_mask_mov_epi16(rest, infinite, _mm512_setzero_si512());
-        _mm512_store_si512(ot + lo_offset + c, rest);
-      }
+      if constexpr (kSplit) _mm512_store_si512(ot + lo_offset + c, lo_bf16_32(lo, hi, h));
     }
   }
 }

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "kernels/cpu/linear_bf16_split-inl.h"
 #include "kernels/cpu/linear_internal.h"
 
 #define MINIMAX_PREPARE __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,bmi2")))
@@ -14,9 +15,7 @@
 namespace minimax::cpu_linear_detail {
 namespace {
 
-// 32 activations from x[0, n) (n <= 32, zero past it) as bf16 hi and lo halves: hi = bf16(x),
-// lo = bf16(x - hi), both rounded to nearest even with subnormals as zero (as vdpbf16ps reads
-// them anyway). lo is 0 where hi is infinite (x infinite or past bf16's largest finite value).
+// 32 activations from x[0, n) (n <= 32, zero past it) as bf16 hi and (split) lo halves.
 struct Halves {
   __m512i hi, lo;
 };
@@ -25,18 +24,8 @@ MINIMAX_PREPARE inline Halves halves32(const float* x, int n, bool split) {
   const __mmask16 m1 = static_cast<__mmask16>(_bzhi_u32(0xFFFF, n > 16 ? n - 16 : 0));
   const __m512 a = _mm512_maskz_loadu_ps(m0, x);
   const __m512 b = _mm512_maskz_loadu_ps(m1, x + 16);
-  const __m512i hi = (__m512i)_mm512_cvtne2ps_pbh(b, a);  // words 0-15 from a, 16-31 from b
-  if (!split) return {hi, _mm512_setzero_si512()};
-  // The hi words back to f32: word i of hi to dword i of ha (a's half) and hb (b's half).
-  const __m512 ha =
-      _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(hi)), 16));
-  const __m512 hb = _mm512_castsi512_ps(
-      _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(hi, 1)), 16));
-  __m512i lo = (__m512i)_mm512_cvtne2ps_pbh(_mm512_sub_ps(b, hb), _mm512_sub_ps(a, ha));
-  const __m512i magnitude = _mm512_and_si512(hi, _mm512_set1_epi16(0x7FFF));
-  const __mmask32 infinite = _mm512_cmpeq_epi16_mask(magnitude, _mm512_set1_epi16(0x7F80));
-  lo = _mm512_mask_mov_epi16(lo, infinite, _mm512_setzero_si512());
-  return {hi, lo};
+  const __m512i hi = round_bf16_32(a, b);
+  return {hi, split ? lo_bf16_32(a, b, hi) : _mm512_setzero_si512()};
 }
 
 // out[p] = in[order[p]] for a chunk of `chunk` (32, 64 or 128) words held in in[0 .. chunk/32).
