@@ -7,7 +7,7 @@
 //   weight_GB  expert weight bytes read per second (decimal GB, shown as N/s)
 //   tokens     decode steps per second (attention, block choice)
 // Arguments: MoE (tokens, threads), linear (threads), attention (context, threads, 0 reference /
-// 1 cpu), block choice (context, 0 reference / 1 cpu). Not a test.
+// 1 cpu, 0 f32 / 1 bf16 cache), block choice (context, 0 reference / 1 cpu). Not a test.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -19,6 +19,7 @@
 #include "base/thread_pool.h"
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/linear.h"
+#include "kernels/kv_codec.h"
 #include "kernels/reference/reference_ops.h"
 
 namespace minimax {
@@ -154,16 +155,24 @@ void BM_LinearSameBytes(benchmark::State& state) {
 BENCHMARK(BM_LinearSameBytes)->ArgNames({"threads"})->Arg(1)->Arg(2)->UseRealTime();
 
 // One decode token of the benchmark shape's attention (24 query / 4 KV heads of 128).
+// One decode token's attention over `context` slots: f32 cache at 24 heads (M2's benchmark
+// shape), or (dtype 1) a bf16 cache at M3's 16 heads, both with 4 KV heads of 128 in one
+// contiguous cache whose rows hold every KV head, as the model's do.
 void BM_AttentionDecode(benchmark::State& state) {
   const int64_t context = state.range(0);
   ThreadPool pool(static_cast<size_t>(state.range(1)));
   const bool cpu = state.range(2) != 0;
-  const int heads = 24, kv = 4, d = 128;
+  const KvDtype dtype = state.range(3) != 0 ? KvDtype::kBF16 : KvDtype::kF32;
+  const int heads = dtype == KvDtype::kF32 ? 24 : 16, kv = 4, d = 128;
   std::mt19937 rng(2);
   std::normal_distribution<float> dist(0.0f, 1.0f);
   std::vector<float> q(heads * d), k(context * kv * d), v(context * kv * d), out(heads * d);
   for (auto* vec : {&q, &k, &v})
     for (float& x : *vec) x = dist(rng);
+  const int64_t bytes = kv_dtype_bytes(dtype);
+  std::vector<char> k_cache(k.size() * bytes), v_cache(v.size() * bytes);
+  encode_kv_row(k.data(), int64_t(k.size()), dtype, k_cache.data());
+  encode_kv_row(v.data(), int64_t(v.size()), dtype, v_cache.data());
   const int32_t position = static_cast<int32_t>(context - 1);
   AttentionArgs a;
   a.q = q.data();
@@ -171,8 +180,9 @@ void BM_AttentionDecode(benchmark::State& state) {
   a.num_heads = heads;
   a.num_kv_heads = kv;
   a.head_dim = d;
-  a.k_cache = k.data();
-  a.v_cache = v.data();
+  a.k_cache = k_cache.data();
+  a.v_cache = v_cache.data();
+  a.kv_dtype = dtype;
   a.cache_stride = kv * d;
   a.positions = &position;
   a.scale = 1.0f / std::sqrt(float(d));
@@ -187,15 +197,20 @@ void BM_AttentionDecode(benchmark::State& state) {
   }
   state.counters["tokens"] =
       benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["kv_GB"] = benchmark::Counter(
+      static_cast<double>(state.iterations()) * double(k_cache.size() + v_cache.size()),
+      benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_AttentionDecode)
-    ->ArgNames({"context", "threads", "cpu"})
-    ->Args({512, 1, 0})
-    ->Args({512, 1, 1})
-    ->Args({4096, 1, 0})
-    ->Args({4096, 1, 1})
-    ->Args({4096, 2, 1})
-    ->Args({32768, 2, 1})
+    ->ArgNames({"context", "threads", "cpu", "bf16"})
+    ->Args({512, 1, 0, 0})
+    ->Args({512, 1, 1, 0})
+    ->Args({4096, 1, 0, 0})
+    ->Args({4096, 1, 1, 0})
+    ->Args({4096, 2, 1, 0})
+    ->Args({32768, 2, 1, 0})
+    ->Args({32768, 1, 1, 1})
+    ->Args({32768, 2, 1, 1})
     ->UseRealTime();
 
 // One decode token's MSA block choice at M3's sizes (4 index heads of 128, blocks of 128, top 16).

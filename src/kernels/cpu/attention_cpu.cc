@@ -91,23 +91,34 @@ void cpu_attention_at(const AttentionArgs& a, ThreadPool* pool, CpuIsa isa) {
   const AttentionKernels& kernels = cpu_ops_detail::attention_kernels(isa);
   const int group = a.num_heads / a.num_kv_heads;
   const int64_t d = a.head_dim;
-  // Decode has one item per KV group; when that is fewer than the threads, a group's query heads
-  // are split (each part reads the group's K/V rows, from cache after the first).
   const int64_t threads = pool == nullptr ? 1 : static_cast<int64_t>(pool->size());
-  const int64_t groups = a.T * a.num_kv_heads;
+  // Dense attention reads every group's piece of each cache row, so a job takes a run of
+  // consecutive KV groups and reads their rows once, whole (one group per job read a quarter of
+  // each row four times over: 0.6x the speed at 32K slots). Decode splits the groups of its
+  // token over the threads; MSA layers select blocks per group, so their jobs keep one group.
+  const int64_t group_runs =
+      a.block_ids != nullptr ? a.num_kv_heads
+                             : std::clamp<int64_t>((threads + a.T - 1) / a.T, 1, a.num_kv_heads);
+  // When a token has fewer runs than the threads, a group's query heads are split (each part
+  // reads the group's K/V rows, from cache after the first).
+  const int64_t runs = a.T * group_runs;
   const int head_parts =
-      static_cast<int>(std::clamp<int64_t>((threads + groups - 1) / groups, 1, group));
-  run_strided(pool, groups * head_parts, [&](int64_t item) {
-    thread_local std::vector<SlotRange> runs;
+      group_runs == a.num_kv_heads
+          ? static_cast<int>(std::clamp<int64_t>((threads + runs - 1) / runs, 1, group))
+          : 1;
+  run_strided(pool, runs * head_parts, [&](int64_t item) {
+    thread_local std::vector<SlotRange> runs_of_slots;
     thread_local std::vector<float> scratch;
-    const int64_t t = item / (int64_t{a.num_kv_heads} * head_parts);
-    const int g = static_cast<int>(item / head_parts % a.num_kv_heads);
+    const int64_t t = item / (group_runs * head_parts);
+    const int64_t run = item / head_parts % group_runs;
     const int part = static_cast<int>(item % head_parts);
-    const int h0 = g * group + group * part / head_parts;
-    const int h1 = g * group + group * (part + 1) / head_parts;
+    const int g0 = static_cast<int>(a.num_kv_heads * run / group_runs);
+    const int g1 = static_cast<int>(a.num_kv_heads * (run + 1) / group_runs);
+    const int h0 = g0 * group + (g1 - g0) * group * part / head_parts;
+    const int h1 = g0 * group + (g1 - g0) * group * (part + 1) / head_parts;
     float* out = a.out + (t * a.num_heads + h0) * d;
-    visible_runs(a, t, g, runs);
-    if (runs.empty()) {  // cannot happen causally; defined as the reference defines it
+    visible_runs(a, t, g0, runs_of_slots);  // the same for every group of a dense run
+    if (runs_of_slots.empty()) {  // cannot happen causally; defined as the reference defines it
       std::fill(out, out + (h1 - h0) * d, 0.0f);
       return;
     }
@@ -115,15 +126,16 @@ void cpu_attention_at(const AttentionArgs& a, ThreadPool* pool, CpuIsa isa) {
     job.q = a.q + (t * a.num_heads + h0) * d;
     job.out = out;
     job.heads = h1 - h0;
+    job.groups = g1 - g0;
     job.head_dim = d;
-    job.k = kv_element(a.k_cache, a.kv_dtype, g * d);
-    job.v = kv_element(a.v_cache, a.kv_dtype, g * d);
+    job.k = kv_element(a.k_cache, a.kv_dtype, g0 * d);
+    job.v = kv_element(a.v_cache, a.kv_dtype, g0 * d);
     job.cache_stride = a.cache_stride;
     job.dtype = a.kv_dtype;
     job.page_table = a.page_table;
     job.page_size = a.page_size;
-    job.ranges = runs.data();
-    job.num_ranges = static_cast<int>(runs.size());
+    job.ranges = runs_of_slots.data();
+    job.num_ranges = static_cast<int>(runs_of_slots.size());
     job.scale = a.scale;
     const auto need = static_cast<size_t>(cpu_ops_detail::attend_scratch_floats(job.heads, d));
     if (scratch.size() < need) scratch.resize(need);

@@ -20,18 +20,22 @@ struct SlotRange {
 // reads them (measured: 64 slots 1.6x slower at head_dim 128, 32 slots 1.3x).
 constexpr int kAttendTile = 16;
 
-// softmax(q·kᵀ·scale)·v for `heads` consecutive query heads that share one KV head, over the slots
-// of `ranges` in order. Tiles never straddle two ranges, so the arithmetic depends only on the
-// ranges: equal ranges give equal bits, paged or not (a tile that crosses a page boundary is
-// gathered into scratch first; tiles inside one page, the usual case, are read in place). A bf16
-// or fp8 cache's tile is decoded into the same scratch (kv_codec.h values), then the f32 math
-// runs unchanged.
+// softmax(q·kᵀ·scale)·v for `heads` consecutive query heads of `groups` consecutive KV heads
+// (heads / groups query heads each; KV head i + 1 follows KV head i in a cache row, head_dim
+// elements on), over the slots of `ranges` in order. Tiles never straddle two ranges, so the
+// arithmetic depends only on the ranges: equal ranges give equal bits, paged or not (a tile that
+// crosses a page boundary is gathered into scratch first; tiles inside one page, the usual case,
+// are read in place). A bf16 or fp8 cache's tile is decoded into the same scratch (kv_codec.h
+// values), then the f32 math runs unchanged. Each query head's arithmetic is the same whatever
+// `groups` is: several groups only change the order in which memory is read (tile by tile, every
+// group of a row while the row is in cache, rather than one group's piece of every row).
 struct AttendJob {
   const float* q = nullptr;  // [heads, head_dim]
   float* out = nullptr;      // [heads, head_dim]
   int heads = 0;
+  int groups = 1;
   int64_t head_dim = 0;
-  const void* k = nullptr;  // slot s of the KV head at element s·cache_stride of k, of type dtype
+  const void* k = nullptr;  // slot s of the first KV head at element s·cache_stride, type dtype
   const void* v = nullptr;
   int64_t cache_stride = 0;
   KvDtype dtype = KvDtype::kF32;
