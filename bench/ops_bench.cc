@@ -7,7 +7,8 @@
 //   weight_GB  expert weight bytes read per second (decimal GB, shown as N/s)
 //   tokens     decode steps per second (attention, block choice)
 // Arguments: MoE (tokens, threads), linear (threads), attention (context, threads, 0 reference /
-// 1 cpu, 0 f32 / 1 bf16 cache), block choice (context, 0 reference / 1 cpu). Not a test.
+// 1 cpu, 0 f32 / 1 bf16 cache), block choice (context, 0 reference / 1 cpu, 0 f32 / 1 bf16 cache).
+// Not a test.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -217,6 +218,7 @@ BENCHMARK(BM_AttentionDecode)
 void BM_SelectBlocksDecode(benchmark::State& state) {
   const int64_t context = state.range(0);
   const bool cpu = state.range(1) != 0;
+  const KvDtype dtype = state.range(2) != 0 ? KvDtype::kBF16 : KvDtype::kF32;
   ThreadPool pool(2);
   const int heads = 4, d = 128;
   std::mt19937 rng(3);
@@ -224,6 +226,8 @@ void BM_SelectBlocksDecode(benchmark::State& state) {
   std::vector<float> q(heads * d), k(context * d);
   for (auto* vec : {&q, &k})
     for (float& x : *vec) x = dist(rng);
+  std::vector<char> k_cache(k.size() * kv_dtype_bytes(dtype));
+  encode_kv_row(k.data(), int64_t(k.size()), dtype, k_cache.data());
   std::vector<int32_t> blocks(heads * 16);
   const int32_t position = static_cast<int32_t>(context - 1);
   BlockSelectArgs a;
@@ -231,7 +235,8 @@ void BM_SelectBlocksDecode(benchmark::State& state) {
   a.T = 1;
   a.num_index_heads = heads;
   a.index_dim = d;
-  a.index_k_cache = k.data();
+  a.index_k_cache = k_cache.data();
+  a.kv_dtype = dtype;
   a.index_k_stride = d;
   a.positions = &position;
   a.block_size = 128;
@@ -249,10 +254,11 @@ void BM_SelectBlocksDecode(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_SelectBlocksDecode)
-    ->ArgNames({"context", "cpu"})
-    ->Args({8192, 0})
-    ->Args({8192, 1})
-    ->Args({65536, 1})
+    ->ArgNames({"context", "cpu", "bf16"})
+    ->Args({8192, 0, 0})
+    ->Args({8192, 1, 0})
+    ->Args({65536, 1, 0})
+    ->Args({32768, 1, 1})
     ->UseRealTime();
 
 }  // namespace
