@@ -17,10 +17,11 @@ namespace minimax::cli {
 // the flag.
 void add_activations_flag(CLI::App* cmd, std::string& value);
 
-// What `auto` stands for on this machine. The one place that decides it: bf16x2-batches where the
-// kernels use AVX512_BF16 (the AVX-512 level on a CPU that has it): the split GEMM for prefill
-// (1.2-1.3x f32), f32 for decode (split row kernels measured 0.85-0.98x f32 with two threads);
-// f32 elsewhere (bf16x2 would compute as f32 there anyway, and naming it would misreport the run).
+// What `auto` stands for on this machine. The one place that decides it: bf16x2 where the kernels
+// use AVX512_BF16 (the AVX-512 level on a CPU that has it): the split GEMM for prefill (1.2-1.3x
+// f32) and split row kernels for decode (1.03-1.16x f32 at one thread, the same at two, where
+// both read at the memory's pace; docs/runtime.md); f32 elsewhere (bf16x2 would compute as f32
+// there anyway, and naming it would misreport the run).
 ActivationPrecision auto_activation_precision();
 
 // The precision for a --activations value: the names of linear.h activation_precision_name, and

@@ -62,7 +62,7 @@ TEST(ActivationsFlag, EachValueNamesItsPrecision) {
 TEST(ActivationsFlag, AutoIsBf16x2WhereTheKernelsHaveAvx512Bf16) {
   const bool bf16_kernels = cpu_features().avx512_bf16 && default_cpu_isa() == CpuIsa::kAvx512;
   EXPECT_EQ(auto_activation_precision(),
-            bf16_kernels ? ActivationPrecision::kBF16x2Batches : ActivationPrecision::kF32);
+            bf16_kernels ? ActivationPrecision::kBF16x2 : ActivationPrecision::kF32);
 }
 
 TEST(ActivationsFlag, AbsentFlagDefersToTheEnvironmentThenAuto) {
