@@ -35,8 +35,8 @@ enum class ActivationPrecision : uint8_t {
   // conversion of the decoded weights to f32). AVX-512 + AVX512_BF16 only; elsewhere as kF32.
   kBF16x2,
   // kBF16x2 for calls of kBatchTokens or more (the batch GEMM: prefill, batches of 8+ streams),
-  // kF32 for smaller ones (decode), whose f32 row kernels measured as fast or faster with two
-  // threads. What the commands' `--activations auto` picks where the CPU has AVX512_BF16.
+  // kF32 for smaller ones (decode). (The commands' `--activations auto` picks kBF16x2 where the
+  // CPU has AVX512_BF16: its split row kernels decode as fast as the f32 ones or faster.)
   kBF16x2Batches,
 };
 
