@@ -117,62 +117,66 @@ class KvDtypeOps : public ::testing::TestWithParam<KvDtype> {};
 // op on an f32 cache of the decoded values, bit for bit, on the reference and every CPU level.
 TEST_P(KvDtypeOps, AttentionEqualsTheF32CacheOfTheDecodedValues) {
   const KvDtype dtype = GetParam();
-  // 80 storage rows: 5 pages of 16 (positions reach slot 69).
-  constexpr int heads = 8, kv = 2, d = 80, slots = 80, block = 16, max_blocks = 3;
-  std::mt19937 rng(11);
-  const std::vector<float> q = random_floats(3 * heads * d, rng, 1.0f);
-  const std::vector<float> k = random_floats(slots * kv * d, rng, 2.0f);
-  const std::vector<float> v = random_floats(slots * kv * d, rng, 1.5f);
-  const std::vector<int32_t> positions = {5, 40, 69};
-  // Blocks per (token, group): token 0 sees block 0; the others a sparse choice.
-  const std::vector<int32_t> blocks = {0, -1, -1, 0, -1, -1, 0, 2, -1, 1, 2, -1, 0, 2, 4, 1, 3, 4};
-  const std::vector<int32_t> table = {3, 0, 4, 1, 2};  // 5 pages of 16 slots, shuffled
-  ThreadPool pool(2);
-  for (const bool paged : {false, true}) {
-    for (const bool sparse : {false, true}) {
-      // Rows stored at row = slot; a paged read of slot s takes row table[s/16]·16 + s%16 of
-      // both caches alike.
-      const Caches kc = make_cache(k, slots, kv * d, dtype);
-      const Caches vc = make_cache(v, slots, kv * d, dtype);
-      AttentionArgs a;
-      a.q = q.data();
-      a.T = 3;
-      a.num_heads = heads;
-      a.num_kv_heads = kv;
-      a.head_dim = d;
-      a.cache_stride = kv * d;
-      a.positions = positions.data();
-      a.scale = 0.11f;
-      if (sparse) {
-        a.block_ids = blocks.data();
-        a.block_size = block;
-        a.max_blocks = max_blocks;
-      }
-      if (paged) {
-        a.page_table = table.data();
-        a.page_size = 16;
-      }
-      std::vector<float> want(3 * heads * d), got(3 * heads * d);
-      const auto run = [&](auto&& op, const void* kp, const void* vp, KvDtype t, float* out) {
-        AttentionArgs b = a;
-        b.k_cache = kp;
-        b.v_cache = vp;
-        b.kv_dtype = t;
-        b.out = out;
-        op(b);
-      };
-      run([&](const AttentionArgs& b) { reference::attention(b, &pool); }, kc.decoded.data(),
-          vc.decoded.data(), KvDtype::kF32, want.data());
-      run([&](const AttentionArgs& b) { reference::attention(b, &pool); }, kc.stored.data(),
-          vc.stored.data(), dtype, got.data());
-      EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * 4), 0) << "reference";
-      for (CpuIsa isa : levels()) {
-        run([&](const AttentionArgs& b) { cpu_attention_at(b, &pool, isa); }, kc.decoded.data(),
+  // 80 storage rows: 5 pages of 16 (positions reach slot 69). head_dim 128 (M2's and M3's) takes
+  // the AVX-512 kernel's in-register tile path, 80 the gathered one.
+  for (const int d : {80, 128}) {
+    constexpr int heads = 8, kv = 2, slots = 80, block = 16, max_blocks = 3;
+    std::mt19937 rng(11);
+    const std::vector<float> q = random_floats(3 * heads * d, rng, 1.0f);
+    const std::vector<float> k = random_floats(slots * kv * d, rng, 2.0f);
+    const std::vector<float> v = random_floats(slots * kv * d, rng, 1.5f);
+    const std::vector<int32_t> positions = {5, 40, 69};
+    // Blocks per (token, group): token 0 sees block 0; the others a sparse choice.
+    const std::vector<int32_t> blocks = {0, -1, -1, 0, -1, -1, 0, 2, -1,
+                                         1, 2,  -1, 0, 2,  4,  1, 3, 4};
+    const std::vector<int32_t> table = {3, 0, 4, 1, 2};  // 5 pages of 16 slots, shuffled
+    ThreadPool pool(2);
+    for (const bool paged : {false, true}) {
+      for (const bool sparse : {false, true}) {
+        // Rows stored at row = slot; a paged read of slot s takes row table[s/16]·16 + s%16 of
+        // both caches alike.
+        const Caches kc = make_cache(k, slots, kv * d, dtype);
+        const Caches vc = make_cache(v, slots, kv * d, dtype);
+        AttentionArgs a;
+        a.q = q.data();
+        a.T = 3;
+        a.num_heads = heads;
+        a.num_kv_heads = kv;
+        a.head_dim = d;
+        a.cache_stride = kv * d;
+        a.positions = positions.data();
+        a.scale = 0.11f;
+        if (sparse) {
+          a.block_ids = blocks.data();
+          a.block_size = block;
+          a.max_blocks = max_blocks;
+        }
+        if (paged) {
+          a.page_table = table.data();
+          a.page_size = 16;
+        }
+        std::vector<float> want(3 * heads * d), got(3 * heads * d);
+        const auto run = [&](auto&& op, const void* kp, const void* vp, KvDtype t, float* out) {
+          AttentionArgs b = a;
+          b.k_cache = kp;
+          b.v_cache = vp;
+          b.kv_dtype = t;
+          b.out = out;
+          op(b);
+        };
+        run([&](const AttentionArgs& b) { reference::attention(b, &pool); }, kc.decoded.data(),
             vc.decoded.data(), KvDtype::kF32, want.data());
-        run([&](const AttentionArgs& b) { cpu_attention_at(b, &pool, isa); }, kc.stored.data(),
+        run([&](const AttentionArgs& b) { reference::attention(b, &pool); }, kc.stored.data(),
             vc.stored.data(), dtype, got.data());
-        EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * 4), 0)
-            << cpu_isa_name(isa) << " paged " << paged << " sparse " << sparse;
+        EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * 4), 0) << "reference";
+        for (CpuIsa isa : levels()) {
+          run([&](const AttentionArgs& b) { cpu_attention_at(b, &pool, isa); }, kc.decoded.data(),
+              vc.decoded.data(), KvDtype::kF32, want.data());
+          run([&](const AttentionArgs& b) { cpu_attention_at(b, &pool, isa); }, kc.stored.data(),
+              vc.stored.data(), dtype, got.data());
+          EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * 4), 0)
+              << cpu_isa_name(isa) << " paged " << paged << " sparse " << sparse << " d " << d;
+        }
       }
     }
   }
