@@ -26,9 +26,11 @@ constexpr int kAttendTile = 16;
 // arithmetic depends only on the ranges: equal ranges give equal bits, paged or not (a tile that
 // crosses a page boundary is gathered into scratch first; tiles inside one page, the usual case,
 // are read in place). A bf16 or fp8 cache's tile is decoded into the same scratch (kv_codec.h
-// values), then the f32 math runs unchanged. Each query head's arithmetic is the same whatever
-// `groups` is: several groups only change the order in which memory is read (tile by tile, every
-// group of a row while the row is in cache, rather than one group's piece of every row).
+// values), then the f32 math runs unchanged (at head_dim 128 the AVX-512 kernel decodes full tiles
+// of every cache type in registers instead: the same values, so still the f32 cache's bits).
+// Each query head's arithmetic is the same whatever `groups` is: several groups only change the
+// order in which memory is read (tile by tile, every group of a row while the row is in cache,
+// rather than one group's piece of every row).
 struct AttendJob {
   const float* q = nullptr;  // [heads, head_dim]
   float* out = nullptr;      // [heads, head_dim]
