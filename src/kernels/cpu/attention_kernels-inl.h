@@ -80,6 +80,20 @@ MINIMAX_SIMD_INLINE float exp_shifted_sum(float* p, int padded, float shift) {
   return F::reduce_add(sum);
 }
 
+// One head's online-softmax step over a tile's scores sc[0, n) (sc[n, padded) hold −inf): turns
+// sc into p = exp(s − new max), updates the running max and the denominator, and returns the
+// factor by which the head's accumulated output must shrink (0 on the first tile).
+MINIMAX_SIMD_INLINE float online_softmax(float* sc, int n, int padded, float& running_max,
+                                         float& denom) {
+  float tile_max = sc[0];
+  for (int i = 1; i < n; ++i) tile_max = std::max(tile_max, sc[i]);
+  const float new_max = std::max(running_max, tile_max);
+  const float corr = std::exp(running_max - new_max);
+  denom = denom * corr + exp_shifted_sum(sc, padded, new_max);
+  running_max = new_max;
+  return corr;
+}
+
 // NV vectors of acc at `acc` (in registers: NV independent FMA chains) ← acc·c + Σ_{i<n} p[i]·v_i.
 template <int NV>
 MINIMAX_SIMD_INLINE void accumulate_block(float* acc, FV c, const float* p, int n, const float* v,
@@ -304,15 +318,9 @@ MINIMAX_SIMD_INLINE void tile_heads(const AttendJob& j, const char* const* krow,
         scores[(h + g) * kAttendTile + s0 + s] = sums[4 * s + g] * j.scale;
   }
   float corr[G];
-  for (int g = 0; g < G; ++g) {
-    float* sc = scores + (h + g) * kAttendTile;
-    float tile_max = sc[0];
-    for (int i = 1; i < kAttendTile; ++i) tile_max = std::max(tile_max, sc[i]);
-    const float new_max = std::max(running_max[h + g], tile_max);
-    corr[g] = std::exp(running_max[h + g] - new_max);  // 0 on the first tile
-    denom[h + g] = denom[h + g] * corr[g] + exp_shifted_sum(sc, kAttendTile, new_max);
-    running_max[h + g] = new_max;
-  }
+  for (int g = 0; g < G; ++g)
+    corr[g] = online_softmax(scores + (h + g) * kAttendTile, kAttendTile, kAttendTile,
+                             running_max[h + g], denom[h + g]);
 #pragma GCC unroll 8
   for (int c = 0; c < chunks; ++c) {
     __m512 out[G];
@@ -415,14 +423,8 @@ MINIMAX_SIMD_INLINE void attend_tile(const AttendJob& j, int64_t group, int64_t 
   }
   for (int h = h0; h < h1; ++h) {
     float* sc = scores + h * kAttendTile;
-    float tile_max = sc[0];
-    for (int i = 1; i < n; ++i) tile_max = std::max(tile_max, sc[i]);
-    const float new_max = std::max(running_max[h], tile_max);
-    const float corr = std::exp(running_max[h] - new_max);  // 0 on the first tile
-    const float sum = exp_shifted_sum(sc, padded, new_max);
-    denom[h] = denom[h] * corr + sum;
+    const float corr = online_softmax(sc, n, padded, running_max[h], denom[h]);
     accumulate(acc + h * d, corr, sc, n, v, stride, d);
-    running_max[h] = new_max;
   }
 }
 
