@@ -285,12 +285,12 @@ MINIMAX_SIMD_INLINE __m512 load16(const char* p) {
 constexpr int kRowDim = 128;  // the head_dim of M2 and M3, which the in-register tile path serves
 
 // Query heads [h, h + G) of a full tile, its K and V rows (krow, vrow: each slot's first element
-// of this group) read and decoded in registers rather than through scratch (the decode's stores
-// were a third of a bf16 tile's time): scores (× scale) into scores[head][slot], each head's
-// online-softmax update, then acc += p·v. The V side sums in accumulate()'s order; a score sums
-// its slot's products in column order as dot4 does, then lane_sums16 instead of one reduction per
-// score. Every cache type takes this path at this width, so a bf16 or fp8 cache still gives the
-// bits of an f32 cache of its decoded values.
+// of this group) read and decoded in registers rather than through scratch (decoding into scratch,
+// loads, widening and stores, was about a third of a bf16 tile's time): scores (× scale) into
+// scores[head][slot], each head's online-softmax update, then acc += p·v. The V side sums in
+// accumulate()'s order; a score sums its slot's products in column order as dot4 does, then
+// lane_sums16 instead of one reduction per score. Every cache type takes this path at this width,
+// so a bf16 or fp8 cache still gives the bits of an f32 cache of its decoded values.
 template <KvDtype kType, int G>
 MINIMAX_SIMD_INLINE void tile_heads(const AttendJob& j, const char* const* krow,
                                     const char* const* vrow, int h, float* acc, float* scores,
