@@ -142,15 +142,20 @@ MINIMAX_SIMD_INLINE int64_t paged_row(const int32_t* page_table, int64_t page_si
   return int64_t(page_table[s / page_size]) * page_size + s % page_size;
 }
 
+#if MINIMAX_SIMD_LEVEL == 2
+// 16 bf16 values as f32 (a shift into the high half).
+MINIMAX_SIMD_INLINE __m512 bf16_to_f32_16(const uint16_t* r) {
+  const __m512i h = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i*)r));
+  return _mm512_castsi512_ps(_mm512_slli_epi32(h, 16));
+}
+#endif
+
 // Widens bf16 r[i0, n) to f32 in vector registers (a shift into the high half); returns the
 // first element left for the scalar tail.
 MINIMAX_SIMD_INLINE int64_t widen_bf16(const uint16_t* r, int64_t n, float* out) {
   int64_t i = 0;
 #if MINIMAX_SIMD_LEVEL == 2
-  for (; i + 16 <= n; i += 16) {
-    const __m512i h = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i*)(r + i)));
-    _mm512_storeu_ps(out + i, _mm512_castsi512_ps(_mm512_slli_epi32(h, 16)));
-  }
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(out + i, bf16_to_f32_16(r + i));
 #elif MINIMAX_SIMD_LEVEL == 1
   for (; i + 8 <= n; i += 8) {
     const __m256i h = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i*)(r + i)));
@@ -160,11 +165,8 @@ MINIMAX_SIMD_INLINE int64_t widen_bf16(const uint16_t* r, int64_t n, float* out)
   return i;
 }
 
-// e4m3fn codes r[0, n) to f32 (kv_codec.h's table values) by bit arithmetic: a normal code
-// E.M (E ≥ 1) is f32 exponent E + 120 and mantissa M << 20; a subnormal is M·2^-9; 0x7F is NaN.
-// Returns the first element left for the table.
 #if MINIMAX_SIMD_LEVEL == 2
-// 16 e4m3fn codes as f32 (the arithmetic of widen_fp8 below).
+// 16 e4m3fn codes as f32, by the arithmetic widen_fp8 describes.
 MINIMAX_SIMD_INLINE __m512 fp8_to_f32_16(const uint8_t* r) {
   const __m512i low7 = _mm512_set1_epi32(0x7F), bias = _mm512_set1_epi32(120 << 23);
   const __m512i c = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i*)r));
@@ -180,6 +182,9 @@ MINIMAX_SIMD_INLINE __m512 fp8_to_f32_16(const uint8_t* r) {
 }
 #endif
 
+// e4m3fn codes r[0, n) to f32 (kv_codec.h's table values) by bit arithmetic: a normal code
+// E.M (E ≥ 1) is f32 exponent E + 120 and mantissa M << 20; a subnormal is M·2^-9; 0x7F is NaN.
+// Returns the first element left for the table.
 MINIMAX_SIMD_INLINE int64_t widen_fp8(const uint8_t* r, int64_t n, float* out) {
   int64_t i = 0;
 #if MINIMAX_SIMD_LEVEL == 2
@@ -231,7 +236,7 @@ MINIMAX_SIMD_INLINE int64_t job_row(const AttendJob& j, int64_t slot) {
   return j.page_table == nullptr ? slot : paged_row(j.page_table, j.page_size, slot);
 }
 
-// Requests from memory into L1 what the job reads of the K and V rows of slots [s0, s0 + n): its
+// Requests from memory into L2 what the job reads of the K and V rows of slots [s0, s0 + n): its
 // groups' span of each row. The hardware prefetchers follow these short pieces at a fixed stride
 // badly: without this, waiting for them was most of a 32K-slot decode attention's time.
 MINIMAX_SIMD_INLINE void prefetch_tile(const AttendJob& j, int64_t s0, int n) {
@@ -275,8 +280,7 @@ MINIMAX_SIMD_INLINE __m512 load16(const char* p) {
   if constexpr (kType == KvDtype::kF32) {
     return _mm512_loadu_ps(reinterpret_cast<const float*>(p));
   } else if constexpr (kType == KvDtype::kBF16) {
-    const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    return bf16_to_f32_16(reinterpret_cast<const uint16_t*>(p));
   } else {
     return fp8_to_f32_16(reinterpret_cast<const uint8_t*>(p));
   }
