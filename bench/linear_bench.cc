@@ -274,6 +274,10 @@ void BM_Linear(benchmark::State& state) {
       benchmark::Counter(bytes / read, benchmark::Counter::kIsRate);
   state.counters["vs_memcpy"] =
       benchmark::Counter(bytes / g_bandwidth.memcpy_bytes_per_s, benchmark::Counter::kIsRate);
+  const WeightView& v = cached ? small : w.views[0];
+  state.counters["GFLOPs"] = benchmark::Counter(
+      2e-9 * static_cast<double>(v.rows * v.cols * tokens) * static_cast<double>(state.iterations()),
+      benchmark::Counter::kIsRate);
   state.SetLabel(std::string(cpu_isa_name(options.isa)) +
                  (options.activations == ActivationPrecision::kF32
                       ? std::string()
@@ -348,6 +352,11 @@ void register_benchmarks() {
     b->Args({static_cast<int>(formats[i]), 0, 0, 1, 1, 0});  // scalar, for scale
     b->Args({static_cast<int>(formats[i]), 2, 0, 0, 4, 0});  // small batches share one pass
     b->Args({static_cast<int>(formats[i]), 2, 0, 0, 16, 0});
+    // Prefill-sized batches: the batch GEMM (vdpbf16ps, or AMX where the CPU has it and
+    // MINIMAX_CPU_AMX is not 0), one thread.
+    if (formats[i] != WeightFormat::kF32)
+      for (auto act : {ActivationPrecision::kBF16, ActivationPrecision::kBF16x2})
+        b->Args({static_cast<int>(formats[i]), 2, static_cast<int>(act), 1, 128, 0});
     for (auto act : {ActivationPrecision::kF32, ActivationPrecision::kBF16,
                      ActivationPrecision::kBF16x2})  // the compute ceiling, weights in L2
       if (formats[i] != WeightFormat::kF32 || act == ActivationPrecision::kF32)
@@ -367,8 +376,9 @@ int main(int argc, char** argv) {
       "(1 thread), %.2f GB/s (%zu threads)\n",
       kBufferBytes >> 20, g_bandwidth.memcpy_bytes_per_s / 1e9, g_bandwidth.read1_bytes_per_s / 1e9,
       g_bandwidth.readn_bytes_per_s / 1e9, pool_of(0).size());
-  std::printf("CPU: avx2 %d, avx512 %d, avx512_bf16 %d; default kernels: %s\n", cpu_features().avx2,
-              cpu_features().avx512, cpu_features().avx512_bf16,
+  std::printf("CPU: avx2 %d, avx512 %d, avx512_bf16 %d, amx %d; default kernels: %s\n",
+              cpu_features().avx2, cpu_features().avx512, cpu_features().avx512_bf16,
+              cpu_amx_enabled(),
               std::string(cpu_isa_name(default_cpu_isa())).c_str());
   register_baselines();
   register_benchmarks();

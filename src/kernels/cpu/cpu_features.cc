@@ -2,9 +2,14 @@
 #include "kernels/cpu/cpu_features.h"
 
 #include <cstdlib>
+#include <string_view>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
+#endif
+#if defined(__linux__) && defined(__x86_64__)
+#include <sys/syscall.h>
+#include <unistd.h>
 #endif
 
 #include "base/error.h"
@@ -20,6 +25,25 @@ bool cpu_has_f16c() {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0) return false;
   return (ecx & (1u << 29)) != 0;
+}
+
+// AMX-TILE and AMX-BF16 (CPUID leaf 7: EDX bits 24 and 22), the OS saving the tile config and data
+// (XCR0 bits 17 and 18), and Linux granting this process the tile data state: without that
+// permission the first tile instruction faults (SIGILL).
+bool cpu_has_amx_bf16() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0) return false;
+  if ((edx & (1u << 24)) == 0 || (edx & (1u << 22)) == 0) return false;
+  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0 || (ecx & (1u << 27)) == 0) return false;  // OSXSAVE
+  unsigned xcr0_lo = 0, xcr0_hi = 0;
+  __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
+  if ((xcr0_lo & (3u << 17)) != (3u << 17)) return false;
+#if defined(__linux__) && defined(__x86_64__)
+  constexpr long kArchReqXcompPerm = 0x1023, kXfeatureXtiledata = 18;
+  return syscall(SYS_arch_prctl, kArchReqXcompPerm, kXfeatureXtiledata) == 0;
+#else
+  return false;
+#endif
 }
 #endif
 
@@ -37,6 +61,7 @@ const CpuFeatures& cpu_features() {
                __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
                __builtin_cpu_supports("avx512vbmi");
     f.avx512_bf16 = f.avx512 && __builtin_cpu_supports("avx512bf16");
+    f.amx_bf16 = f.avx512_bf16 && cpu_has_amx_bf16();
 #endif
     return f;
   }();
@@ -53,6 +78,17 @@ bool cpu_supports(CpuIsa isa) {
       return cpu_features().avx512;
   }
   return false;
+}
+
+bool cpu_amx_enabled() {
+  static const bool enabled = [] {
+    const char* env = std::getenv("MINIMAX_CPU_AMX");
+    const std::string_view v = env == nullptr ? "" : env;
+    if (!v.empty() && v != "0" && v != "1")
+      fail("MINIMAX_CPU_AMX: '{}' is not 0 or 1", v);
+    return cpu_features().amx_bf16 && v != "0";
+  }();
+  return enabled;
 }
 
 std::string_view cpu_isa_name(CpuIsa isa) {

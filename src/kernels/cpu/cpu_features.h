@@ -18,6 +18,10 @@ struct CpuFeatures {
   bool avx2 = false;         // AVX2, FMA, F16C, BMI1 and BMI2 together
   bool avx512 = false;       // F, BW, VL, DQ and VBMI together (what the kAvx512 kernels use)
   bool avx512_bf16 = false;  // AVX512_BF16 (vdpbf16ps), on top of `avx512`
+  // AMX-TILE and AMX-BF16 (Intel Sapphire Rapids and later), on top of `avx512_bf16`, with the OS
+  // saving the tile state and this process permitted to use it (Linux arch_prctl, requested once
+  // when the features are first read).
+  bool amx_bf16 = false;
 };
 
 // What the running CPU supports (read once; __builtin_cpu_supports also checks that the OS saves
@@ -25,6 +29,11 @@ struct CpuFeatures {
 const CpuFeatures& cpu_features();
 
 bool cpu_supports(CpuIsa isa);
+
+// Whether the batch GEMM runs on AMX tiles: cpu_features().amx_bf16, unless the environment
+// variable MINIMAX_CPU_AMX is 0 (to compare with the vdpbf16ps GEMM; 1 or unset: use AMX where
+// present; any other value throws Error naming the variable).
+bool cpu_amx_enabled();
 
 // The level the kernels use by default: the best supported one, capped by the environment variable
 // MINIMAX_CPU_ISA=scalar|avx2|avx512 when set (to compare paths or work around a CPU problem).

@@ -14,6 +14,46 @@ namespace {
 
 #define MINIMAX_DOT_AVX512 __attribute__((target("avx512f,avx512bw,avx512bf16")))
 #define MINIMAX_DOT_AVX2 __attribute__((target("avx2,fma")))
+#define MINIMAX_DOT_AMX __attribute__((target("avx512f,amx-tile,amx-bf16")))
+
+struct alignas(64) AmxConfig {
+  uint8_t palette = 1, start_row = 0;
+  uint8_t reserved[14] = {};
+  uint16_t colsb[16] = {64, 64, 64, 64, 64, 64, 64, 64};
+  uint8_t rows[16] = {16, 16, 16, 16, 16, 16, 16, 16};
+};
+
+// kDotChains tile products per iteration into four result tiles (tmm0-3) from two operand tiles of
+// bf16 1.0 and ~1e-3; the sum is that of the first result tile.
+MINIMAX_DOT_AMX double amx_loop(int64_t iterations) {
+  static_assert(kDotChains % 4 == 0);
+  const AmxConfig config;
+  __asm__ volatile("ldtilecfg %0" ::"m"(config));
+  alignas(64) uint16_t a[512], b[512];
+  alignas(64) float c[256];
+  for (int i = 0; i < 512; ++i) {
+    a[i] = 0x3F80;
+    b[i] = 0x3A83;
+  }
+  _tile_loadd(4, a, 64);
+  _tile_loadd(5, b, 64);
+  _tile_zero(0);
+  _tile_zero(1);
+  _tile_zero(2);
+  _tile_zero(3);
+  for (int64_t k = 0; k < iterations; ++k)
+    for (int i = 0; i < kDotChains / 4; ++i) {
+      _tile_dpbf16ps(0, 4, 5);
+      _tile_dpbf16ps(1, 4, 5);
+      _tile_dpbf16ps(2, 4, 5);
+      _tile_dpbf16ps(3, 4, 5);
+    }
+  _tile_stored(0, c, 64);
+  _tile_release();
+  double s = 0;
+  for (float v : c) s += v;
+  return s;
+}
 
 MINIMAX_DOT_AVX512 double dpbf16_loop(int64_t iterations) {
   __m512 acc[kDotChains];
@@ -86,6 +126,8 @@ double scalar_loop(int64_t iterations) {
 DotInstruction batch_dot_instruction(CpuIsa isa) {
   switch (isa) {
     case CpuIsa::kAvx512:
+      if (cpu_amx_enabled() && engine_activation_precision() != ActivationPrecision::kF32)
+        return DotInstruction::kAmxBf16;
       // bf16x2 batches run on vdpbf16ps too, two of them per product: their ceiling is half
       // this peak, which is what the ratio against it shows.
       return cpu_features().avx512_bf16 &&
@@ -110,6 +152,8 @@ std::string_view dot_instruction_name(DotInstruction d) {
       return "vfmadd231ps zmm";
     case DotInstruction::kDpbf16Zmm:
       return "vdpbf16ps zmm";
+    case DotInstruction::kAmxBf16:
+      return "tdpbf16ps (AMX)";
   }
   return "?";
 }
@@ -124,6 +168,8 @@ int dot_instruction_flops(DotInstruction d) {
       return 32;
     case DotInstruction::kDpbf16Zmm:
       return 64;  // 16 lanes × 2 bf16 products, each a multiply and an add
+    case DotInstruction::kAmxBf16:
+      return 16 * 16 * 32 * 2;
   }
   return 0;
 }
@@ -131,6 +177,9 @@ int dot_instruction_flops(DotInstruction d) {
 double run_dot_loop(DotInstruction d, int64_t iterations) {
   const CpuFeatures& f = cpu_features();
   switch (d) {
+    case DotInstruction::kAmxBf16:
+      if (!f.amx_bf16) fail("run_dot_loop: this CPU (or OS) offers no AMX-BF16");
+      return amx_loop(iterations);
     case DotInstruction::kDpbf16Zmm:
       if (!f.avx512_bf16) fail("run_dot_loop: this CPU has no AVX512_BF16");
       return dpbf16_loop(iterations);

@@ -15,6 +15,7 @@ enum class DotInstruction : uint8_t {
   kFmaYmm,     // kAvx2: vfmadd231ps on 8 f32 lanes
   kFmaZmm,     // kAvx512 with f32 activations: vfmadd231ps on 16 lanes
   kDpbf16Zmm,  // kAvx512 + AVX512_BF16 with bf16 batch activations: vdpbf16ps, 32 bf16 pairs
+  kAmxBf16,    // the same with AMX (cpu_amx_enabled()): tdpbf16ps, a 16 × 16 × 32 tile product
 };
 
 // What a batch of at least kBatchTokens tokens on bf16 weights runs at `isa` under the engine's

@@ -173,6 +173,8 @@ cpu_linear_detail::GemmRowsFn select_gemm(const WeightView& w, int64_t tokens,
   if (options.activations == ActivationPrecision::kF32 || tokens < kBatchTokens ||
       options.isa != CpuIsa::kAvx512 || !cpu_features().avx512_bf16)
     return nullptr;
+  if (cpu_amx_enabled())
+    if (const auto amx = cpu_linear_detail::gemm_amx_kernel(w, split)) return amx;
   return cpu_linear_detail::gemm_bf16_kernel(w, split);
 }
 

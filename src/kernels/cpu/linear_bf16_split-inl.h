@@ -6,6 +6,8 @@
 
 #include <immintrin.h>
 
+#include <cstdint>
+
 #define MINIMAX_BF16_SPLIT \
   __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"), always_inline)) inline
 
@@ -31,6 +33,33 @@ MINIMAX_BF16_SPLIT __m512i lo_bf16_32(__m512 a, __m512 b, __m512i hi) {
   const __mmask32 infinite = _mm512_cmpeq_epi16_mask(
       _mm512_and_si512(hi, _mm512_set1_epi16(0x7FFF)), _mm512_set1_epi16(0x7F80));
   return _mm512_mask_mov_epi16(lo, infinite, _mm512_setzero_si512());
+}
+
+// x [n, cols] f32 -> out [n, stride] bf16 (stride a multiple of 32, out 64-byte aligned) (round to nearest even; subnormals become 0, as
+// vdpbf16ps would read them), each column times col_scale[c] when given, zero-padded. kSplit:
+// out holds the hi halves and out + lo_offset the lo halves, bf16(v - hi) (0 where hi is
+// infinite).
+template <bool kSplit>
+MINIMAX_BF16_SPLIT void to_bf16_rows(const float* x, int64_t n, int64_t cols, int64_t stride,
+                                 const float* col_scale, uint16_t* out, int64_t lo_offset) {
+  const auto first = [](int64_t k) {
+    return k >= 16 ? __mmask16(0xFFFF) : k <= 0 ? __mmask16(0) : __mmask16((1u << k) - 1);
+  };
+  for (int64_t t = 0; t < n; ++t) {
+    const float* xt = x + t * cols;
+    uint16_t* ot = out + t * stride;
+    for (int64_t c = 0; c < stride; c += 32) {
+      const __mmask16 m0 = first(cols - c), m1 = first(cols - c - 16);
+      __m512 lo = _mm512_maskz_loadu_ps(m0, xt + c), hi = _mm512_maskz_loadu_ps(m1, xt + c + 16);
+      if (col_scale != nullptr) {
+        lo = _mm512_mul_ps(lo, _mm512_maskz_loadu_ps(m0, col_scale + c));
+        hi = _mm512_mul_ps(hi, _mm512_maskz_loadu_ps(m1, col_scale + c + 16));
+      }
+      const __m512i h = round_bf16_32(lo, hi);
+      _mm512_store_si512(ot + c, h);
+      if constexpr (kSplit) _mm512_store_si512(ot + lo_offset + c, lo_bf16_32(lo, hi, h));
+    }
+  }
 }
 
 }  // namespace

@@ -131,33 +131,6 @@ MINIMAX_AVX512 void tile(const uint16_t* w, int64_t w_stride, const uint16_t* x,
   }
 }
 
-// x [n, cols] f32 -> out [n, stride] bf16 (round to nearest even; subnormals become 0, as
-// vdpbf16ps would read them), each column times col_scale[c] when given, zero-padded. kSplit:
-// out holds the hi halves and out + lo_offset the lo halves, bf16(v - hi) (0 where hi is
-// infinite).
-template <bool kSplit>
-MINIMAX_AVX512 void to_bf16_rows(const float* x, int64_t n, int64_t cols, int64_t stride,
-                                 const float* col_scale, uint16_t* out, int64_t lo_offset) {
-  const auto first = [](int64_t k) {
-    return k >= 16 ? __mmask16(0xFFFF) : k <= 0 ? __mmask16(0) : __mmask16((1u << k) - 1);
-  };
-  for (int64_t t = 0; t < n; ++t) {
-    const float* xt = x + t * cols;
-    uint16_t* ot = out + t * stride;
-    for (int64_t c = 0; c < stride; c += kChunk) {
-      const __mmask16 m0 = first(cols - c), m1 = first(cols - c - 16);
-      __m512 lo = _mm512_maskz_loadu_ps(m0, xt + c), hi = _mm512_maskz_loadu_ps(m1, xt + c + 16);
-      if (col_scale != nullptr) {
-        lo = _mm512_mul_ps(lo, _mm512_maskz_loadu_ps(m0, col_scale + c));
-        hi = _mm512_mul_ps(hi, _mm512_maskz_loadu_ps(m1, col_scale + c + 16));
-      }
-      const __m512i h = round_bf16_32(lo, hi);
-      _mm512_store_si512(ot + c, h);
-      if constexpr (kSplit) _mm512_store_si512(ot + lo_offset + c, lo_bf16_32(lo, hi, h));
-    }
-  }
-}
-
 // Where a tile's bf16 weight rows come from. Bf16Rows: the matrix itself.
 struct Bf16Rows {
   static constexpr bool kBlockScaled = false, kInPlace = true;

@@ -264,33 +264,49 @@ std::string unsupported(const Path& p) {
   return "";
 }
 
-// How the path's kernel takes the activations for this weight: the bf16 paths use them rounded
+// Whether the call takes the batch GEMM: kBatchTokens or more tokens under a bf16 precision on
+// AVX-512 with AVX512_BF16, for a format it has. On AMX (cpu_amx_enabled()) that is every format
+// but f32 (FP8 tiles whose width is a multiple of 16; other tiles take the vdpbf16ps GEMM), else
+// bf16 and FP8.
+bool takes_gemm(const Path& p, const WeightView& w, int64_t tokens) {
+  if (p.activations == ActivationPrecision::kF32 || tokens < kBatchTokens ||
+      p.isa != CpuIsa::kAvx512 || !cpu_features().avx512_bf16)
+    return false;
+  if (cpu_amx_enabled() && w.format != WeightFormat::kF32) return true;
+  return w.format == WeightFormat::kBF16 || w.format == WeightFormat::kFp8Channel ||
+         w.format == WeightFormat::kFp8Block;
+}
+
+// The AMX GEMM on FP8 tiles: it multiplies each weight times its tile's scale, split into bf16
+// hi + lo (within 2^-16 relative), with the activations as the path takes them.
+bool amx_scaled_weights(const Path& p, const WeightView& w, int64_t tokens) {
+  return takes_gemm(p, w, tokens) && cpu_amx_enabled() && w.format == WeightFormat::kFp8Block &&
+         w.block_cols % 16 == 0;
+}
+
+// How the path's kernel takes the activations for this weight: the GEMM rounds them (kBF16) or
+// splits them (kBF16x2, kBF16x2Batches); the row kernels of the bf16 paths use them rounded
 // (kBF16) or split (kBF16x2), except for f32 weights, FP8 tiles a 64-column chunk would straddle
 // and bf16 and NVFP4 weights with split activations (those take the f32-activation kernels).
 ActivationPrecision kernel_activations(const Path& p, const WeightView& w, int64_t tokens) {
-  // bf16x2-batches: the split GEMM (bf16 and FP8 weights) for 8+ tokens, f32 otherwise.
-  if (p.activations == ActivationPrecision::kBF16x2Batches) {
-    const bool gemm = tokens >= kBatchTokens &&
-                      (w.format == WeightFormat::kBF16 || w.format == WeightFormat::kFp8Channel ||
-                       w.format == WeightFormat::kFp8Block);
-    return gemm ? ActivationPrecision::kBF16x2 : ActivationPrecision::kF32;
-  }
+  if (takes_gemm(p, w, tokens))
+    return p.activations == ActivationPrecision::kBF16 ? ActivationPrecision::kBF16
+                                                       : ActivationPrecision::kBF16x2;
+  if (p.activations == ActivationPrecision::kBF16x2Batches) return ActivationPrecision::kF32;
   if (p.activations == ActivationPrecision::kF32 || w.format == WeightFormat::kF32 ||
       (w.format == WeightFormat::kFp8Block && w.block_cols % 64 != 0) ||
       (p.activations == ActivationPrecision::kBF16x2 &&
-       (w.format == WeightFormat::kNvfp4 ||
-        (w.format == WeightFormat::kBF16 && tokens < kBatchTokens))))  // bf16: the GEMM splits
+       (w.format == WeightFormat::kNvfp4 || w.format == WeightFormat::kBF16)))
     return ActivationPrecision::kF32;
   return p.activations;
 }
 
-// The batch GEMM (kBF16 or kBF16x2, kBatchTokens or more tokens, FP8 tiles) rounds or splits each
-// activation times its tile's scale, not the activation: against the exact reference its extra
-// error is up to 2^-8 (rounded) or 2^-16 (split) relative per activation, plus the f32 rounding of
-// the product.
+// The vdpbf16ps GEMM on FP8 tiles rounds or splits each activation times its tile's scale, not
+// the activation: against the exact reference its extra error is up to 2^-8 (rounded) or 2^-16
+// (split) relative per activation, plus the f32 rounding of the product.
 bool rounds_scaled_activations(const Path& p, const WeightView& w, int64_t tokens) {
-  return p.activations != ActivationPrecision::kF32 && w.format == WeightFormat::kFp8Block &&
-         tokens >= kBatchTokens && kernel_activations(p, w, tokens) != ActivationPrecision::kF32;
+  return w.format == WeightFormat::kFp8Block && takes_gemm(p, w, tokens) &&
+         !amx_scaled_weights(p, w, tokens);
 }
 
 // The reference for a path: of x, or of x as the bf16 paths see it (rounded, or hi + lo: their
@@ -328,7 +344,15 @@ void check_path(const Path& path, const Case& c, const std::string& what) {
   const bool scaled = rounds_scaled_activations(path, w, c.tokens);
   const Reference& ref = scaled ? c.exact : c.of(kernel_activations(path, w, c.tokens));
   const bool split = kernel_activations(path, w, c.tokens) == ActivationPrecision::kBF16x2;
-  const double a = !scaled ? 0.0 : split ? 0x1p-16 + 0x1p-24 : 0x1p-8 + 0x1p-24;
+  // AMX FP8 tiles: the weight's lo half, and (split) the lo × lo product left out, 2^-16 each.
+  const double a = scaled  ? (split ? 0x1p-16 + 0x1p-24 : 0x1p-8 + 0x1p-24)
+                   : amx_scaled_weights(path, w, c.tokens) ? 0x1p-15 + 0x1p-24
+                                                           : 0.0;
+  // tdpbf16ps sums every product of an output into one f32 in turn: the first-order bound of a
+  // sum of cols terms, not the row kernels' eight partial sums.
+  const double terms = takes_gemm(path, w, c.tokens) && cpu_amx_enabled()
+                           ? static_cast<double>(w.cols)
+                           : static_cast<double>(w.cols) / 8;
   ASSERT_EQ(ref.y.size(), static_cast<size_t>(c.tokens * w.rows));
   static ThreadPool one(1), two(2);
   CpuLinearOptions options;
@@ -341,7 +365,7 @@ void check_path(const Path& path, const Case& c, const std::string& what) {
   const double u = 0x1p-24;
   for (int64_t i = 0; i < c.tokens * w.rows; ++i) {
     const double bound =
-        ((static_cast<double>(w.cols) / 8 + 32) * u + a) * ref.magnitude[i] + 1e-30;
+        ((terms + 32) * u + a) * ref.magnitude[i] + 1e-30;
     const double err = std::fabs(static_cast<double>(y1[i]) - ref.y[i]);
     ASSERT_LE(err, bound) << what << " " << path_name(path) << " token " << i / w.rows << " row "
                           << i % w.rows << ": got " << y1[i] << ", want " << ref.y[i];
@@ -406,7 +430,7 @@ TEST_P(CpuLinearShapes, MatchFloat64Reference) {
   for (int64_t cols : widths) {
     for (int64_t rows : heights) {
       const Weight w = random_weight(format, rows, cols, seed++, 32, 64);
-      for (int64_t tokens : {1, 2, 3, 7, 16}) {
+      for (int64_t tokens : {1, 2, 3, 7, 16, 37}) {
         Activations x = random_activations(tokens, cols, seed++);
         check_path(path, w.view, x.data(), tokens,
                    format_name(format) + " [" + std::to_string(rows) + ", " + std::to_string(cols) +

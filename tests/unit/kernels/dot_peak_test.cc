@@ -19,6 +19,8 @@ bool supported(DotInstruction d) {
   switch (d) {
     case DotInstruction::kDpbf16Zmm:
       return f.avx512_bf16;
+    case DotInstruction::kAmxBf16:
+      return f.amx_bf16;
     case DotInstruction::kFmaZmm:
       return f.avx512;
     case DotInstruction::kFmaYmm:
@@ -49,6 +51,17 @@ TEST(DotPeak, LoopsDoTheWorkTheyCount) {
   }
 }
 
+// The AMX loop returns the sum of its first result tile: 256 elements, each gaining 32 products
+// of 1.0 and x per instruction, kDotChains / 4 instructions per iteration.
+TEST(DotPeak, AmxLoopDoesTheWorkItCounts) {
+  if (!supported(DotInstruction::kAmxBf16)) GTEST_SKIP() << "no AMX-BF16 on this CPU or OS";
+  constexpr int64_t kIterations = 100;
+  const double x = bf16_to_f32(0x3A83);
+  const double expected = 256.0 * kIterations * (kDotChains / 4) * 32 * x;
+  EXPECT_NEAR(run_dot_loop(DotInstruction::kAmxBf16, kIterations), expected, 1e-4 * expected);
+  EXPECT_EQ(dot_instruction_flops(DotInstruction::kAmxBf16), 2 * 16 * 16 * 32);
+}
+
 TEST(DotPeak, BatchInstructionFollowsTheKernels) {
   EXPECT_EQ(batch_dot_instruction(CpuIsa::kScalar), DotInstruction::kScalarFma);
   EXPECT_EQ(batch_dot_instruction(CpuIsa::kAvx2), DotInstruction::kFmaYmm);
@@ -57,8 +70,9 @@ TEST(DotPeak, BatchInstructionFollowsTheKernels) {
                        ActivationPrecision::kBF16Batches, ActivationPrecision::kBF16x2}) {
     set_engine_activation_precision(p);
     const bool dp = cpu_features().avx512_bf16 && p != ActivationPrecision::kF32;
-    EXPECT_EQ(batch_dot_instruction(CpuIsa::kAvx512),
-              dp ? DotInstruction::kDpbf16Zmm : DotInstruction::kFmaZmm)
+    const DotInstruction batch =
+        cpu_amx_enabled() ? DotInstruction::kAmxBf16 : DotInstruction::kDpbf16Zmm;
+    EXPECT_EQ(batch_dot_instruction(CpuIsa::kAvx512), dp ? batch : DotInstruction::kFmaZmm)
         << activation_precision_name(p);
   }
   set_engine_activation_precision(before);
