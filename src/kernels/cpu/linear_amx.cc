@@ -10,7 +10,9 @@
 //   global scale multiplies the sums). An FP8 tile scale is an arbitrary f32, so FP8 tiles decode
 //   to the product w · scale split into bf16 hi + lo (within 2^-16 of it) and both meet the
 //   activations: one more tdpbf16ps per step, and no per-tile-row pass over the activations.
-// - Two row tiles × two token tiles of results stay in the tile registers over the whole width.
+// - Loops: token blocks, column chunks (the 32-row panel chunk, 32 KiB, stays in L1; the chunk's
+//   packed activations in L2), row panels, token tile pairs. Two row tiles × two token tiles of
+//   results stay in the tile registers over a chunk and in a buffer between chunks.
 #define MINIMAX_AVX512_TARGET \
   "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx512bf16,fma,f16c,bmi,bmi2,amx-tile,amx-bf16"
 #include <immintrin.h>
@@ -32,7 +34,8 @@ constexpr int kTileDwords = 256;        // one 16 × 64-byte tile
 // Packed activations of one token block and column chunk (both planes), kept in L2 beside the
 // chunk's weight panel: the tiles read both from L2 for every token tile pair / row panel.
 constexpr int64_t kPackedBytes = 768 * 1024;
-constexpr int64_t kChunkCols = 2048;
+// A chunk of a 32-row weight panel (both planes), read from L1 by every token tile pair.
+constexpr int64_t kPanelBytes = 32 * 1024;
 constexpr int64_t kMaxBlockTokens = 512;
 
 // Tile registers: results C(row tile a, token tile b) in tmm(2a + b), weights in tmm4 and tmm5,
@@ -220,6 +223,86 @@ struct Fp8Panel {
   }
 };
 
+// FP8 tiles a multiple of 64 columns wide: the same hi + lo split of code value × tile scale, by
+// byte lookups. Per column block of the row's tile row, four 128-byte tables hold the low and high
+// bytes of hi and lo for every code without its sign (built when a panel row enters a new tile
+// row: 128 products per block); the sign bit of the code flips both. A third of the arithmetic
+// per value of Fp8Panel<kTile>, which computes each product.
+struct Fp8TileTablesPanel {
+  static constexpr bool kLo = true;
+  static constexpr int kTableBytes = 4 * 128;  // per column block: hi.lo, hi.hi, lo.lo, lo.hi
+  const uint8_t* data;
+  int64_t cols, stride, blocks;
+  Fp8Scales scales;
+  mutable AlignedScratch storage;
+  mutable int64_t tile_row = -1;  // whose tables `storage` holds
+  MINIMAX_AVX512 explicit Fp8TileTablesPanel(const WeightView& w)
+      : data(w.data),
+        cols(w.cols),
+        stride(weight_data_stride(w)),
+        blocks((w.cols + w.block_cols - 1) / w.block_cols),
+        scales(w) {}
+  MINIMAX_AVX512 const uint8_t* tables_for(int64_t r) const {
+    auto* t = static_cast<uint8_t*>(storage.get(static_cast<size_t>(blocks * kTableBytes)));
+    const int64_t tr = scales.row_shift >= 0 ? r >> scales.row_shift : r / scales.block_rows;
+    if (tr == tile_row) return t;
+    tile_row = tr;
+    const float* values = decode_tables().e4m3;  // codes 0-127: the magnitudes
+    for (int64_t b = 0; b < blocks; ++b) {
+      const __m512 s = _mm512_set1_ps(scales.tile(r, b * scales.block_cols));
+      uint8_t* tb = t + b * kTableBytes;
+      for (int q = 0; q < 4; ++q) {
+        const __m512 a = _mm512_mul_ps(_mm512_load_ps(values + 32 * q), s);
+        const __m512 c = _mm512_mul_ps(_mm512_load_ps(values + 32 * q + 16), s);
+        const __m512i hi = round_bf16_32(a, c);
+        const __m512i lo = lo_bf16_32(a, c, hi);
+        const __m512i parts[4] = {hi, _mm512_srli_epi16(hi, 8), lo, _mm512_srli_epi16(lo, 8)};
+        for (int k = 0; k < 4; ++k)
+          _mm256_store_si256(reinterpret_cast<__m256i*>(tb + 128 * k + 32 * q),
+                             _mm512_cvtepi16_epi8(parts[k]));
+      }
+    }
+    return t;
+  }
+  // 64 codes -> bf16 (column order) from a low-byte and a high-byte table.
+  MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE static void lookup(const uint8_t* low, const uint8_t* high,
+                                                          __m512i codes, __m512i sign,
+                                                          uint16_t* out) {
+    const __m512i l = _mm512_permutex2var_epi8(_mm512_load_si512(low), codes,
+                                               _mm512_load_si512(low + 64));
+    const __m512i h = _mm512_xor_si512(
+        _mm512_permutex2var_epi8(_mm512_load_si512(high), codes, _mm512_load_si512(high + 64)),
+        sign);
+    const __m512i p0 = _mm512_unpacklo_epi8(l, h), p1 = _mm512_unpackhi_epi8(l, h);
+    _mm512_store_si512(out, _mm512_permutex2var_epi64(
+                                p0, _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), p1));
+    _mm512_store_si512(out + 32, _mm512_permutex2var_epi64(
+                                     p0, _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15), p1));
+  }
+  MINIMAX_AVX512 void row(int64_t r, int64_t c0, int64_t width, uint16_t* hi, uint16_t* lo,
+                          float* scale) const {
+    const uint8_t* t = tables_for(r);
+    const uint8_t* src = data + r * stride + c0;
+    for (int64_t c = 0; c < width; c += 64) {
+      const int64_t col = c0 + c;
+      if (col >= cols) {
+        _mm512_store_si512(hi + c, _mm512_setzero_si512());
+        _mm512_store_si512(hi + c + 32, _mm512_setzero_si512());
+        _mm512_store_si512(lo + c, _mm512_setzero_si512());
+        _mm512_store_si512(lo + c + 32, _mm512_setzero_si512());
+        continue;
+      }
+      // Bit 7 of an index is ignored by vpermt2b: the sign goes in with the xor.
+      const __m512i codes = load_codes(src + c, cols - col);
+      const __m512i sign = _mm512_and_si512(codes, _mm512_set1_epi8(char(0x80)));
+      const uint8_t* tb = t + (col / scales.block_cols) * kTableBytes;
+      lookup(tb, tb + 128, codes, sign, hi + c);
+      lookup(tb + 256, tb + 384, codes, sign, lo + c);
+    }
+    *scale = 1.0f;
+  }
+};
+
 // 32 e2m1 elements (16 bytes, element 2i in the low nibble of byte i) -> f32 in column order.
 MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void e2m1_to_f32(__m512 table, const uint8_t* p, int64_t left,
                                                       __m512* a, __m512* b) {
@@ -280,18 +363,44 @@ struct Fp4Panel {
   }
 };
 
-// tmm(2a + b) += A · B over the width; A rows of `a_stride` bytes, B tiles one column block apart.
-// kTokenTiles: 1 or 2 token tiles; kPlanes: (A plane, B plane) pairs multiplied per block.
+// The result tiles tmm(2a + b) of a row panel × token tile pair, from or to their partial sums in
+// `c` (four 1 KiB tiles, a + 2b... as tile_offset says), or zero.
+constexpr int64_t tile_offset(int a, int b) { return (2 * a + b) * kTileDwords; }
+template <int kTokenTiles>
+MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load_results(const float* c) {
+  if (c == nullptr) {
+    _tile_zero(0);
+    _tile_zero(2);
+    if constexpr (kTokenTiles == 2) {
+      _tile_zero(1);
+      _tile_zero(3);
+    }
+    return;
+  }
+  _tile_loadd(0, c + tile_offset(0, 0), 64);
+  _tile_loadd(2, c + tile_offset(1, 0), 64);
+  if constexpr (kTokenTiles == 2) {
+    _tile_loadd(1, c + tile_offset(0, 1), 64);
+    _tile_loadd(3, c + tile_offset(1, 1), 64);
+  }
+}
+template <int kTokenTiles>
+MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void save_results(float* c) {
+  _tile_stored(0, c + tile_offset(0, 0), 64);
+  _tile_stored(2, c + tile_offset(1, 0), 64);
+  if constexpr (kTokenTiles == 2) {
+    _tile_stored(1, c + tile_offset(0, 1), 64);
+    _tile_stored(3, c + tile_offset(1, 1), 64);
+  }
+}
+
+// tmm(2a + b) += A · B over the chunk; A rows of `a_stride` bytes, B tiles one column block apart.
+// kTokenTiles: 1 or 2 token tiles. Per column block: A hi × B hi, (kSplit) A hi × B lo, (kLo)
+// A lo × B hi.
 template <int kTokenTiles, bool kSplit, bool kLo>
 MINIMAX_AVX512 void multiply(const uint16_t* a_hi, const uint16_t* a_lo, int64_t a_stride,
                              const uint16_t* b_hi, const uint16_t* b_lo, int64_t b_tile_stride,
                              int64_t blocks) {
-  _tile_zero(0);
-  _tile_zero(2);
-  if constexpr (kTokenTiles == 2) {
-    _tile_zero(1);
-    _tile_zero(3);
-  }
   const int64_t a_second = kTileM * a_stride / 2;  // elements from row tile 0 to row tile 1
   for (int64_t k = 0; k < blocks; ++k) {
     const uint16_t* ah = a_hi + k * kTileK;
@@ -338,36 +447,25 @@ MINIMAX_AVX512 void multiply(const uint16_t* a_hi, const uint16_t* a_lo, int64_t
 // Result tile (row tile a, token tile b) -> y[token, row] times the rows' scales, for `rows_valid`
 // rows and `tokens_valid` tokens of it.
 MINIMAX_AVX512 void store_result(const float* tile, const float* scale, int rows_valid,
-                                 int tokens_valid, bool add, float* y, int64_t y_stride) {
+                                 int tokens_valid, float* y, int64_t y_stride) {
   __m512 v[16];
 #pragma GCC unroll 16
   for (int i = 0; i < 16; ++i) v[i] = _mm512_load_ps(tile + 16 * i);
   transpose16(v);
   const __m512 s = _mm512_loadu_ps(scale);
   const __mmask16 m = static_cast<__mmask16>(_bzhi_u32(0xFFFF, unsigned(rows_valid)));
-  for (int t = 0; t < tokens_valid; ++t) {
-    __m512 out = _mm512_mul_ps(v[t], s);
-    if (add) out = _mm512_add_ps(out, _mm512_maskz_loadu_ps(m, y + t * y_stride));
-    _mm512_mask_storeu_ps(y + t * y_stride, m, out);
-  }
+  for (int t = 0; t < tokens_valid; ++t) _mm512_mask_storeu_ps(y + t * y_stride, m, _mm512_mul_ps(v[t], s));
 }
 
-template <int kTokenTiles>
-MINIMAX_AVX512 void store_results(float* tile, const float* scale, int rows_valid,
-                                  int64_t tokens_left, bool add, float* y, int64_t y_stride) {
-#pragma GCC unroll 2
+// The four result tiles of a row panel × token tile pair, saved in `c`, -> y.
+MINIMAX_AVX512 void store_results(const float* c, const float* scale, int rows_valid,
+                                  int64_t tokens_left, float* y, int64_t y_stride) {
   for (int a = 0; a < 2; ++a) {
     const int ra = std::clamp(rows_valid - kTileM * a, 0, kTileM);
-#pragma GCC unroll 2
-    for (int b = 0; b < kTokenTiles; ++b) {
-      // Tile numbers are part of the instruction: one store per register.
-      if (a == 0 && b == 0) _tile_stored(0, tile, 64);
-      if (a == 0 && b == 1) _tile_stored(1, tile, 64);
-      if (a == 1 && b == 0) _tile_stored(2, tile, 64);
-      if (a == 1 && b == 1) _tile_stored(3, tile, 64);
+    for (int b = 0; b < 2; ++b) {
       const int tb = static_cast<int>(std::clamp<int64_t>(tokens_left - kTileM * b, 0, kTileM));
       if (ra > 0 && tb > 0)
-        store_result(tile, scale + kTileM * a, ra, tb, add,
+        store_result(c + tile_offset(a, b), scale + kTileM * a, ra, tb,
                      y + kTileM * b * y_stride + kTileM * a, y_stride);
     }
   }
@@ -378,23 +476,27 @@ MINIMAX_AVX512 void gemm_rows_amx(const WeightView& w, const float* x, int64_t t
                                   int64_t row_begin, int64_t row_end) {
   const Src src(w);
   const int64_t cols = w.cols, rows = w.rows;
-  // Equal column chunks of whole 64-code loads, none wider than kChunkCols; later chunks add to y.
+  constexpr int kPanelPlanes = Src::kLo ? 2 : 1;
+  constexpr int kPlanes = kSplit ? 2 : 1;
+  // Equal column chunks of whole 64-code loads whose panel fits kPanelBytes.
   const int64_t padded = (cols + 63) / 64 * 64;
-  const int64_t chunks = (padded + kChunkCols - 1) / kChunkCols;
+  const int64_t widest = kPanelBytes / (2 * kPanelRows * kPanelPlanes);
+  const int64_t chunks = (padded + widest - 1) / widest;
   const int64_t width = (padded / chunks + 63) / 64 * 64;
   const int64_t blocks = width / kTileK;
-  constexpr int kPlanes = kSplit ? 2 : 1;
   int64_t block = kPackedBytes / (2 * kPlanes * width);
   block = std::clamp<int64_t>(block / (2 * kTileM) * (2 * kTileM), 2 * kTileM, kMaxBlockTokens);
   const int64_t block_tiles = (std::min(block, tokens) + kTileM - 1) / kTileM;
+  const int64_t pairs = (block_tiles + 1) / 2;
+  const int64_t panels = (row_end - row_begin + kPanelRows - 1) / kPanelRows;
   const int64_t plane_elems = block_tiles * blocks * 2 * kTileDwords;  // uint16 per packed plane
-  thread_local AlignedScratch packed_scratch, rows_scratch, panel_scratch, tile_scratch;
+  thread_local AlignedScratch packed_scratch, rows_scratch, panel_scratch, sums_scratch;
   auto* packed = static_cast<uint16_t*>(packed_scratch.get(2 * kPlanes * plane_elems));
   auto* row_buf = static_cast<uint16_t*>(rows_scratch.get(2 * kPlanes * kTileM * width));
-  constexpr int kPanelPlanes = Src::kLo ? 2 : 1;
   const int64_t panel_plane = kPanelRows * width;
   auto* panel = static_cast<uint16_t*>(panel_scratch.get(2 * kPanelPlanes * panel_plane));
-  auto* tile = static_cast<float*>(tile_scratch.get(4 * kTileDwords));
+  // Partial sums between chunks: four result tiles per row panel and token tile pair.
+  auto* sums = static_cast<float*>(sums_scratch.get(4 * 4 * kTileDwords * panels * pairs));
   alignas(64) float scale[kPanelRows] = {};
   const int64_t b_tile = blocks * 2 * kTileDwords;  // elements from one token tile to the next
 
@@ -403,9 +505,10 @@ MINIMAX_AVX512 void gemm_rows_amx(const WeightView& w, const float* x, int64_t t
     const int64_t n = std::min(block, tokens - t0);
     const int64_t tiles = (n + kTileM - 1) / kTileM;
     for (int64_t c0 = 0; c0 < padded; c0 += width) {
-      const bool add = c0 > 0;
+      const bool first = c0 == 0, last = c0 + width >= padded;
       pack_activations<kSplit>(x + t0 * cols, n, cols, c0, width, row_buf, packed, plane_elems);
-      for (int64_t r = row_begin; r < row_end; r += kPanelRows) {
+      for (int64_t p = 0; p < panels; ++p) {
+        const int64_t r = row_begin + p * kPanelRows;
         const int nr = static_cast<int>(std::min<int64_t>(kPanelRows, row_end - r));
         for (int i = 0; i < kPanelRows; ++i) {
           uint16_t* hi = panel + i * width;
@@ -419,21 +522,22 @@ MINIMAX_AVX512 void gemm_rows_amx(const WeightView& w, const float* x, int64_t t
           }
         }
         compiler_barrier();
-        float* yr = y + t0 * rows + r;
         for (int64_t b = 0; b < tiles; b += 2) {
           const uint16_t* bh = packed + b * b_tile;
           const uint16_t* bl = packed + plane_elems + b * b_tile;
-          float* yb = yr + b * kTileM * rows;
-          const int64_t left = n - b * kTileM;
+          float* c = sums + (p * pairs + b / 2) * 4 * kTileDwords;
           if (b + 1 < tiles) {
+            load_results<2>(first ? nullptr : c);
             multiply<2, kSplit, Src::kLo>(panel, panel + panel_plane, 2 * width, bh, bl, b_tile,
                                           blocks);
-            store_results<2>(tile, scale, nr, left, add, yb, rows);
+            save_results<2>(c);
           } else {
+            load_results<1>(first ? nullptr : c);
             multiply<1, kSplit, Src::kLo>(panel, panel + panel_plane, 2 * width, bh, bl, b_tile,
                                           blocks);
-            store_results<1>(tile, scale, nr, left, add, yb, rows);
+            save_results<1>(c);
           }
+          if (last) store_results(c, scale, nr, n - b * kTileM, y + (t0 + b * kTileM) * rows + r, rows);
         }
         compiler_barrier();
       }
@@ -457,7 +561,9 @@ GemmRowsFn gemm_amx_kernel(const WeightView& w, bool split) {
     case WeightFormat::kFp8Channel:
       return amx<Fp8Panel<F::kChannel>>(split);
     case WeightFormat::kFp8Block:
-      // One scale per 16 columns at least (the published tiles are 128 wide).
+      // Byte tables for tiles a multiple of 64 wide (the published 128); else one scale per 16
+      // columns at least.
+      if (w.block_cols % 64 == 0) return amx<Fp8TileTablesPanel>(split);
       if (w.block_cols % 16 != 0) return nullptr;
       return amx<Fp8Panel<F::kTile>>(split);
     case WeightFormat::kMxfp8:
