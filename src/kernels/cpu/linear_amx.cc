@@ -7,9 +7,10 @@
 // - Every 32 weight rows are decoded once per token block into a bf16 panel: exactly for bf16, FP8
 //   per channel (the row scale multiplies the sums), MXFP8, MXFP4 and NVFP4 (the e8m0 / e4m3 block
 //   scale times an e4m3 / e2m1 element is a bf16 in range, see docs/cpu_kernels.md; NVFP4's
-//   global scale multiplies the sums). An FP8 tile scale is an arbitrary f32, so FP8 tiles decode
-//   to the product w · scale split into bf16 hi + lo (within 2^-16 of it) and both meet the
-//   activations: one more tdpbf16ps per step, and no per-tile-row pass over the activations.
+//   global scale multiplies the sums). An FP8 tile scale is an arbitrary f32: FP8 tiles 64k wide
+//   decode exactly and their scale multiplies the sums of each tile's columns as they leave the
+//   tile registers; other tile widths decode w · scale split into bf16 hi + lo (within 2^-16 of
+//   it), and both meet the activations.
 // - Loops: token blocks, column chunks (the 32-row panel chunk, 32 KiB, stays in L1; the chunk's
 //   packed activations in L2), row panels, token tile pairs. Two row tiles × two token tiles of
 //   results stay in the tile registers over a chunk and in a buffer between chunks.
@@ -19,6 +20,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "kernels/cpu/linear_avx512-inl.h"
 #include "kernels/cpu/linear_bf16_split-inl.h"
@@ -225,85 +227,38 @@ struct Fp8Panel {
   }
 };
 
-// FP8 tiles a multiple of 64 columns wide: the same hi + lo split of code value × tile scale, by
-// byte lookups. Per column block of the row's tile row, four 128-byte tables hold the low and high
-// bytes of hi and lo for every code without its sign (built when a panel row enters a new tile
-// row: 128 products per block); the sign bit of the code flips both. A third of the arithmetic
-// per value of Fp8Panel<kTile>, which computes each product.
-struct Fp8TileTablesPanel {
-  static constexpr bool kLo = true;
+// FP8 tiles a multiple of 64 columns wide (the published 128 × 128): the codes decode exactly to
+// bf16 (one plane, no scale) and the tile scale multiplies the partial sums of each of the row's
+// column blocks (`segment_cols` wide) as they leave the tile registers. Against decoding each
+// product w · scale into hi + lo bf16 (Fp8Panel<kTile>): half the decode, and two tdpbf16ps per
+// product under split activations instead of three.
+struct Fp8TileSumsPanel {
+  static constexpr bool kLo = false;
+  static constexpr bool kScaledSegments = true;
   static constexpr int kNibblesPerColumn = 2;
-  static constexpr int kTableBytes = 4 * 128;  // per column block: hi.lo, hi.hi, lo.lo, lo.hi
   const uint8_t* data;
-  int64_t cols, stride, blocks;
+  int64_t cols, stride, segment_cols;
   Fp8Scales scales;
-  mutable AlignedScratch storage;
-  mutable int64_t tile_row = -1;  // whose tables `storage` holds
-  MINIMAX_AVX512 explicit Fp8TileTablesPanel(const WeightView& w)
+  E4m3Tables512 tables;
+  MINIMAX_AVX512 explicit Fp8TileSumsPanel(const WeightView& w)
       : data(w.data),
         cols(w.cols),
         stride(weight_data_stride(w)),
-        blocks((w.cols + w.block_cols - 1) / w.block_cols),
+        segment_cols(w.block_cols),
         scales(w) {}
-  MINIMAX_AVX512 const uint8_t* tables_for(int64_t r) const {
-    auto* t = static_cast<uint8_t*>(storage.get(static_cast<size_t>(blocks * kTableBytes)));
-    const int64_t tr = scales.row_shift >= 0 ? r >> scales.row_shift : r / scales.block_rows;
-    if (tr == tile_row) return t;
-    tile_row = tr;
-    const float* values = decode_tables().e4m3;  // codes 0-127: the magnitudes
-    for (int64_t b = 0; b < blocks; ++b) {
-      const __m512 s = _mm512_set1_ps(scales.tile(r, b * scales.block_cols));
-      uint8_t* tb = t + b * kTableBytes;
-      for (int q = 0; q < 4; ++q) {
-        const __m512 a = _mm512_mul_ps(_mm512_load_ps(values + 32 * q), s);
-        const __m512 c = _mm512_mul_ps(_mm512_load_ps(values + 32 * q + 16), s);
-        const __m512i hi = round_bf16_32(a, c);
-        const __m512i lo = lo_bf16_32(a, c, hi);
-        const __m512i parts[4] = {hi, _mm512_srli_epi16(hi, 8), lo, _mm512_srli_epi16(lo, 8)};
-        for (int k = 0; k < 4; ++k)
-          _mm256_store_si256(reinterpret_cast<__m256i*>(tb + 128 * k + 32 * q),
-                             _mm512_cvtepi16_epi8(parts[k]));
-      }
-    }
-    return t;
-  }
-  // 64 codes -> bf16 (column order) from a low-byte and a high-byte table.
-  MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE static void lookup(const uint8_t* low, const uint8_t* high,
-                                                          __m512i codes, __m512i sign,
-                                                          uint16_t* out) {
-    const __m512i l = _mm512_permutex2var_epi8(_mm512_load_si512(low), codes,
-                                               _mm512_load_si512(low + 64));
-    const __m512i h = _mm512_xor_si512(
-        _mm512_permutex2var_epi8(_mm512_load_si512(high), codes, _mm512_load_si512(high + 64)),
-        sign);
-    const __m512i p0 = _mm512_unpacklo_epi8(l, h), p1 = _mm512_unpackhi_epi8(l, h);
-    _mm512_store_si512(out, _mm512_permutex2var_epi64(
-                                p0, _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), p1));
-    _mm512_store_si512(out + 32, _mm512_permutex2var_epi64(
-                                     p0, _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15), p1));
-  }
-  MINIMAX_AVX512 void row(int64_t r, int64_t c0, int64_t width, uint16_t* hi, uint16_t* lo,
+  MINIMAX_AVX512 void row(int64_t r, int64_t c0, int64_t width, uint16_t* hi, uint16_t*,
                           float* scale) const {
-    const uint8_t* t = tables_for(r);
     const uint8_t* src = data + r * stride + c0;
     for (int64_t c = 0; c < width; c += 64) {
-      const int64_t col = c0 + c;
-      if (col >= cols) {
-        _mm512_store_si512(hi + c, _mm512_setzero_si512());
-        _mm512_store_si512(hi + c + 32, _mm512_setzero_si512());
-        _mm512_store_si512(lo + c, _mm512_setzero_si512());
-        _mm512_store_si512(lo + c + 32, _mm512_setzero_si512());
-        continue;
-      }
-      // Bit 7 of an index is ignored by vpermt2b: the sign goes in with the xor.
-      const __m512i codes = load_codes(src + c, cols - col);
-      const __m512i sign = _mm512_and_si512(codes, _mm512_set1_epi8(char(0x80)));
-      const uint8_t* tb = t + (col / scales.block_cols) * kTableBytes;
-      lookup(tb, tb + 128, codes, sign, hi + c);
-      lookup(tb + 256, tb + 384, codes, sign, lo + c);
+      __m512i v[2];
+      e4m3_to_bf16(tables, load_codes(src + c, cols - c0 - c), v);
+      _mm512_store_si512(hi + c, v[0]);
+      _mm512_store_si512(hi + c + 32, v[1]);
     }
     *scale = 1.0f;
   }
+  // The scale of row r's sums over the segment that starts at column c (< cols).
+  float segment_scale(int64_t r, int64_t c) const { return scales.tile(r, c); }
 };
 
 // 32 e2m1 elements (16 bytes, element 2i in the low nibble of byte i) -> f32 in column order.
@@ -372,6 +327,7 @@ struct Fp4Panel {
 constexpr int64_t tile_offset(int a, int b) { return (2 * a + b) * kTileDwords; }
 template <int kTokenTiles>
 MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load_results(const float* c) {
+  compiler_barrier();
   if (c == nullptr) {
     _tile_zero(0);
     _tile_zero(2);
@@ -396,6 +352,26 @@ MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void save_results(float* c) {
     _tile_stored(1, c + tile_offset(0, 1), 64);
     _tile_stored(3, c + tile_offset(1, 1), 64);
   }
+  compiler_barrier();  // before anything reads `c`
+}
+
+// The result tiles' sums over one segment, each row's times its scale, into the sums `c`
+// (replacing them when `first`). `tmp`: four tiles of scratch.
+template <int kTokenTiles>
+MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void add_scaled_results(float* tmp, const float* row_scale,
+                                                             bool first, float* c) {
+  save_results<kTokenTiles>(tmp);
+  for (int a = 0; a < 2; ++a)
+    for (int b = 0; b < kTokenTiles; ++b) {
+      const float* t = tmp + tile_offset(a, b);
+      float* d = c + tile_offset(a, b);
+#pragma GCC unroll 16
+      for (int i = 0; i < kTileM; ++i) {
+        const __m512 v = _mm512_mul_ps(_mm512_load_ps(t + 16 * i),
+                                       _mm512_set1_ps(row_scale[kTileM * a + i]));
+        _mm512_store_ps(d + 16 * i, first ? v : _mm512_add_ps(v, _mm512_load_ps(d + 16 * i)));
+      }
+    }
 }
 
 // tmm(2a + b) += A · B over the chunk; A rows of `a_stride` bytes, B tiles one column block apart.
@@ -493,6 +469,10 @@ MINIMAX_AVX512 void prefetch_panel(const Src& src, int64_t r, int64_t n, int64_t
   }
 }
 
+// Panels whose sums are scaled per segment of columns (FP8 tiles), not once per row.
+template <class Src>
+constexpr bool kScaledSegments = requires { Src::kScaledSegments; };
+
 template <class Src, bool kSplit>
 MINIMAX_AVX512 void gemm_rows_amx(const WeightView& w, const float* x, int64_t tokens, float* y,
                                   int64_t row_begin, int64_t row_end) {
@@ -504,7 +484,11 @@ MINIMAX_AVX512 void gemm_rows_amx(const WeightView& w, const float* x, int64_t t
   const int64_t padded = (cols + 63) / 64 * 64;
   const int64_t widest = kPanelBytes / (2 * kPanelRows * kPanelPlanes);
   const int64_t chunks = (padded + widest - 1) / widest;
-  const int64_t width = (padded / chunks + 63) / 64 * 64;
+  // Chunks of whole segments: `segment` columns share each row's scale (a multiple of 64).
+  int64_t segment = (padded / chunks + 63) / 64 * 64;
+  if constexpr (kScaledSegments<Src>) segment = src.segment_cols;
+  const int64_t width = (padded / chunks + segment - 1) / segment * segment;
+  const int64_t segment_blocks = segment / kTileK;
   const int64_t blocks = width / kTileK;
   int64_t block = kPackedBytes / (2 * kPlanes * width);
   block = std::clamp<int64_t>(block / (2 * kTileM) * (2 * kTileM), 2 * kTileM, kMaxBlockTokens);
@@ -520,6 +504,10 @@ MINIMAX_AVX512 void gemm_rows_amx(const WeightView& w, const float* x, int64_t t
   // Partial sums between chunks: four result tiles per row panel and token tile pair.
   auto* sums = static_cast<float*>(sums_scratch.get(4 * 4 * kTileDwords * panels * pairs));
   alignas(64) float scale[kPanelRows] = {};
+  // Per segment of the chunk, its scale for each row of the panel (kScaledSegments).
+  thread_local std::vector<float> segment_scales;
+  segment_scales.resize(static_cast<size_t>(width / segment * kPanelRows));
+  alignas(64) float tmp[4 * kTileDwords];
   const int64_t b_tile = blocks * 2 * kTileDwords;  // elements from one token tile to the next
 
   load_tile_config();
@@ -551,12 +539,37 @@ MINIMAX_AVX512 void gemm_rows_amx(const WeightView& w, const float* x, int64_t t
             scale[i] = 0.0f;
           }
         }
+        // Segments past the last column hold only zeros: skipped.
+        const int64_t segments = std::min(width, cols - c0 + segment - 1) / segment;
+        if constexpr (kScaledSegments<Src>)
+          for (int64_t g = 0; g < segments; ++g)
+            for (int i = 0; i < kPanelRows; ++i)
+              segment_scales[g * kPanelRows + i] =
+                  i < nr ? src.segment_scale(r + i, c0 + g * segment) : 0.0f;
         compiler_barrier();
         for (int64_t b = 0; b < tiles; b += 2) {
           const uint16_t* bh = packed + b * b_tile;
           const uint16_t* bl = packed + plane_elems + b * b_tile;
           float* c = sums + (p * pairs + b / 2) * 4 * kTileDwords;
-          if (b + 1 < tiles) {
+          if constexpr (kScaledSegments<Src>) {
+            for (int64_t g = 0; g < segments; ++g) {
+              const int64_t at = g * segment_blocks;  // column block
+              const float* gs = segment_scales.data() + g * kPanelRows;
+              if (b + 1 < tiles) {
+                load_results<2>(nullptr);
+                multiply<2, kSplit, false>(panel + at * kTileK, nullptr, 2 * width,
+                                           bh + at * 2 * kTileDwords, bl + at * 2 * kTileDwords,
+                                           b_tile, segment_blocks);
+                add_scaled_results<2>(tmp, gs, first && g == 0, c);
+              } else {
+                load_results<1>(nullptr);
+                multiply<1, kSplit, false>(panel + at * kTileK, nullptr, 2 * width,
+                                           bh + at * 2 * kTileDwords, bl + at * 2 * kTileDwords,
+                                           b_tile, segment_blocks);
+                add_scaled_results<1>(tmp, gs, first && g == 0, c);
+              }
+            }
+          } else if (b + 1 < tiles) {
             load_results<2>(first ? nullptr : c);
             multiply<2, kSplit, Src::kLo>(panel, panel + panel_plane, 2 * width, bh, bl, b_tile,
                                           blocks);
@@ -593,7 +606,7 @@ GemmRowsFn gemm_amx_kernel(const WeightView& w, bool split) {
     case WeightFormat::kFp8Block:
       // Byte tables for tiles a multiple of 64 wide (the published 128); else one scale per 16
       // columns at least.
-      if (w.block_cols % 64 == 0) return amx<Fp8TileTablesPanel>(split);
+      if (w.block_cols % 64 == 0) return amx<Fp8TileSumsPanel>(split);
       if (w.block_cols % 16 != 0) return nullptr;
       return amx<Fp8Panel<F::kTile>>(split);
     case WeightFormat::kMxfp8:

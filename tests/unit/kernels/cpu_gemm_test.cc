@@ -96,12 +96,13 @@ void check(const Weight& w, int64_t tokens, uint32_t seed, const std::string& wh
   cpu_linear(v, xp, tokens, y2.data(), two, options);
 
   constexpr double u = 1.0 / (1 << 24);
-  // On AMX (tiles a multiple of 16 wide) FP8 tiles take w · scale as bf16 hi + lo (within 2^-16)
-  // and the activation rounded alone; each output sums its products in one f32 in turn.
+  // On AMX each output sums its products in one f32 in turn, the activation rounded alone; FP8
+  // tiles 64k wide take w exactly and scale each tile's sum, other tiles a multiple of 16 wide
+  // take w · scale as bf16 hi + lo (within 2^-16).
   const bool amx =
       cpu_amx_enabled() && (v.format != WeightFormat::kFp8Block || v.block_cols % 16 == 0);
   const bool block = v.format == WeightFormat::kFp8Block && !amx;
-  const bool amx_block = v.format == WeightFormat::kFp8Block && amx;
+  const bool amx_block = v.format == WeightFormat::kFp8Block && amx && v.block_cols % 64 != 0;
   const double terms = amx ? static_cast<double>(v.cols) : v.cols / 8.0;
   for (int64_t t = 0; t < tokens; ++t)
     for (int64_t r = 0; r < v.rows; ++r) {

@@ -277,11 +277,12 @@ bool takes_gemm(const Path& p, const WeightView& w, int64_t tokens) {
          w.format == WeightFormat::kFp8Block;
 }
 
-// The AMX GEMM on FP8 tiles: it multiplies each weight times its tile's scale, split into bf16
-// hi + lo (within 2^-16 relative), with the activations as the path takes them.
+// The AMX GEMM on FP8 tiles neither 64k nor other than 16k wide: it multiplies each weight times
+// its tile's scale, split into bf16 hi + lo (within 2^-16 relative), with the activations as the
+// path takes them. (Tiles 64k wide decode exactly and scale the sums.)
 bool amx_scaled_weights(const Path& p, const WeightView& w, int64_t tokens) {
   return takes_gemm(p, w, tokens) && cpu_amx_enabled() && w.format == WeightFormat::kFp8Block &&
-         w.block_cols % 16 == 0;
+         w.block_cols % 16 == 0 && w.block_cols % 64 != 0;
 }
 
 // How the path's kernel takes the activations for this weight: the GEMM rounds them (kBF16) or
