@@ -28,6 +28,27 @@ const AttentionKernels& attention_kernels(CpuIsa isa) {
   return attention_kernels_portable();
 }
 
+void visible_runs(const AttentionArgs& a, int64_t t, int g, std::vector<SlotRange>& runs) {
+  runs.clear();
+  const int64_t pos = a.positions[t];
+  if (a.block_ids == nullptr) {
+    if (pos >= 0) runs.push_back({0, pos + 1});
+    return;
+  }
+  const int64_t groups = a.block_groups > 0 ? a.block_groups : a.num_kv_heads;
+  const int32_t* blocks = a.block_ids + (t * groups + a.block_group_begin + g) * a.max_blocks;
+  for (int i = 0; i < a.max_blocks && blocks[i] >= 0; ++i) {
+    const int64_t first = int64_t(blocks[i]) * a.block_size;
+    const int64_t end = std::min<int64_t>(first + a.block_size, pos + 1);
+    if (first >= end) continue;
+    if (!runs.empty() && runs.back().end == first) {
+      runs.back().end = end;
+    } else {
+      runs.push_back({first, end});
+    }
+  }
+}
+
 }  // namespace cpu_ops_detail
 
 namespace {
@@ -36,6 +57,7 @@ using cpu_ops_detail::AttendJob;
 using cpu_ops_detail::AttentionKernels;
 using cpu_ops_detail::BlockScoreJob;
 using cpu_ops_detail::SlotRange;
+using cpu_ops_detail::visible_runs;
 
 // Runs body(item) for item < items on `parts` threads of the pool, thread p taking items p,
 // p + parts, ...: causal items grow with the token index, so striding balances prefill.
@@ -58,30 +80,6 @@ void run_strided(ThreadPool* pool, int64_t items, const Body& body) {
   });
 }
 
-// The visible slots of query t for KV group g as runs of consecutive slots, ascending: [0, pos]
-// when dense; else each selected block clipped to [0, pos], a block that starts where the previous
-// run ends joining it (so selecting every visible block gives exactly the dense run).
-void visible_runs(const AttentionArgs& a, int64_t t, int g, std::vector<SlotRange>& runs) {
-  runs.clear();
-  const int64_t pos = a.positions[t];
-  if (a.block_ids == nullptr) {
-    if (pos >= 0) runs.push_back({0, pos + 1});
-    return;
-  }
-  const int64_t groups = a.block_groups > 0 ? a.block_groups : a.num_kv_heads;
-  const int32_t* blocks = a.block_ids + (t * groups + a.block_group_begin + g) * a.max_blocks;
-  for (int i = 0; i < a.max_blocks && blocks[i] >= 0; ++i) {
-    const int64_t first = int64_t(blocks[i]) * a.block_size;
-    const int64_t end = std::min<int64_t>(first + a.block_size, pos + 1);
-    if (first >= end) continue;
-    if (!runs.empty() && runs.back().end == first) {
-      runs.back().end = end;
-    } else {
-      runs.push_back({first, end});
-    }
-  }
-}
-
 }  // namespace
 
 void cpu_attention_at(const AttentionArgs& a, ThreadPool* pool, CpuIsa isa) {
@@ -89,6 +87,15 @@ void cpu_attention_at(const AttentionArgs& a, ThreadPool* pool, CpuIsa isa) {
   if (a.head_dim <= 0) fail("attention: head_dim {} must be positive", a.head_dim);
   if (a.T <= 0) return;
   const AttentionKernels& kernels = cpu_ops_detail::attention_kernels(isa);
+  if (cpu_ops_detail::amx_attention_applies(a, isa)) {
+    // Blocks of 16 tokens × KV groups, strided over the threads (later blocks see more slots).
+    const int64_t blocks = (a.T + 15) / 16;
+    run_strided(pool, blocks * a.num_kv_heads, [&](int64_t item) {
+      cpu_ops_detail::amx_attend_block(a, item / a.num_kv_heads,
+                                       static_cast<int>(item % a.num_kv_heads));
+    });
+    return;
+  }
   const int group = a.num_heads / a.num_kv_heads;
   const int64_t d = a.head_dim;
   const int64_t threads = pool == nullptr ? 1 : static_cast<int64_t>(pool->size());

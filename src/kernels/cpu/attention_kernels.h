@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/ops.h"
@@ -79,6 +80,18 @@ struct AttentionKernels {
   void (*attend)(const AttendJob& job, float* scratch) = nullptr;
   void (*block_scores)(const BlockScoreJob& job, double* scratch) = nullptr;
 };
+
+// The visible slots of query t for KV group g as runs of consecutive slots, ascending: [0, pos]
+// when dense; else each selected block clipped to [0, pos], a block that starts where the previous
+// run ends joining it (so selecting every visible block gives exactly the dense run).
+void visible_runs(const AttentionArgs& a, int64_t t, int g, std::vector<SlotRange>& runs);
+
+// The AMX prefill kernel (attention_amx.cc): whether it takes call `a` at level `isa` (dense, 16+
+// tokens, a bf16 cache, head_dim a multiple of 64 up to 256, a bf16 activation precision, AMX
+// enabled; dense or MSA-selected blocks), and its work item: query tokens [16·block, 16·block + 16)
+// of KV group g.
+bool amx_attention_applies(const AttentionArgs& a, CpuIsa isa);
+void amx_attend_block(const AttentionArgs& a, int64_t block, int g);
 
 const AttentionKernels& attention_kernels_avx512();
 const AttentionKernels& attention_kernels_avx2();

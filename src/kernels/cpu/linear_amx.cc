@@ -22,6 +22,7 @@
 #include <cstring>
 #include <vector>
 
+#include "kernels/cpu/amx_tiles-inl.h"
 #include "kernels/cpu/linear_avx512-inl.h"
 #include "kernels/cpu/linear_bf16_split-inl.h"
 #include "kernels/cpu/linear_fp8-inl.h"
@@ -29,10 +30,14 @@
 namespace minimax::cpu_linear_detail {
 namespace {
 
+using amx_detail::compiler_barrier;
+using amx_detail::kTileDwords;
+using amx_detail::kTileM;
+using amx_detail::load_tile_config;
+using amx_detail::transpose16;
+
 constexpr int kTileK = 32;              // bf16 columns of a weight tile row (64 bytes)
-constexpr int kTileM = 16;              // rows of every tile
 constexpr int kPanelRows = 2 * kTileM;  // weight rows decoded together
-constexpr int kTileDwords = 256;        // one 16 × 64-byte tile
 // Packed activations of one token block and column chunk (both planes), kept in L2 beside the
 // chunk's weight panel: the tiles read both from L2 for every token tile pair / row panel.
 constexpr int64_t kPackedBytes = 768 * 1024;
@@ -42,60 +47,6 @@ constexpr int64_t kMaxBlockTokens = 512;
 
 // Tile registers: results C(row tile a, token tile b) in tmm(2a + b), weights in tmm4 and tmm5,
 // activations in tmm6 and tmm7. Every tile is 16 rows of 64 bytes.
-struct alignas(64) TileConfig {
-  uint8_t palette = 1, start_row = 0;
-  uint8_t reserved[14] = {};
-  uint16_t colsb[16] = {};
-  uint8_t rows[16] = {};
-};
-
-MINIMAX_AVX512 void load_tile_config() {
-  TileConfig c;
-  for (int i = 0; i < 8; ++i) {
-    c.colsb[i] = 64;
-    c.rows[i] = kTileM;
-  }
-  // The whole struct as the operand (the intrinsic names only its first 8 bytes).
-  __asm__ volatile("ldtilecfg %0" ::"m"(c));
-}
-
-// Tile loads are asm statements without a memory clobber: this keeps the compiler from moving
-// the stores of a panel or of packed activations past them.
-inline void compiler_barrier() { __asm__ volatile("" ::: "memory"); }
-
-// out[j] lane i = r[i] lane j (16 × 16 dwords).
-MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void transpose16(__m512 (&r)[16]) {
-  __m512 t[16];
-#pragma GCC unroll 8
-  for (int i = 0; i < 8; ++i) {
-    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
-    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
-  }
-  // Now r[4i + e], 128-bit lane L: rows 4i..4i+3, element 4L + e.
-#pragma GCC unroll 4
-  for (int i = 0; i < 4; ++i) {
-    const __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 2]);
-    const __m512d c = _mm512_castps_pd(t[4 * i + 1]), d = _mm512_castps_pd(t[4 * i + 3]);
-    r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, b));
-    r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, b));
-    r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(c, d));
-    r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(c, d));
-  }
-  __m512 out[16];
-#pragma GCC unroll 4
-  for (int e = 0; e < 4; ++e) {
-    const __m512 ab_lo = _mm512_shuffle_f32x4(r[e], r[4 + e], 0x44);
-    const __m512 ab_hi = _mm512_shuffle_f32x4(r[e], r[4 + e], 0xEE);
-    const __m512 cd_lo = _mm512_shuffle_f32x4(r[8 + e], r[12 + e], 0x44);
-    const __m512 cd_hi = _mm512_shuffle_f32x4(r[8 + e], r[12 + e], 0xEE);
-    out[e] = _mm512_shuffle_f32x4(ab_lo, cd_lo, 0x88);
-    out[4 + e] = _mm512_shuffle_f32x4(ab_lo, cd_lo, 0xDD);
-    out[8 + e] = _mm512_shuffle_f32x4(ab_hi, cd_hi, 0x88);
-    out[12 + e] = _mm512_shuffle_f32x4(ab_hi, cd_hi, 0xDD);
-  }
-#pragma GCC unroll 16
-  for (int i = 0; i < 16; ++i) r[i] = out[i];
-}
 
 // Columns [c0, c0 + width) of a token block's activations as tiles: tile (token tile b, column
 // block k) holds in row j the 16 tokens' bf16 pairs of columns c0 + 32k + 2j and c0 + 32k + 2j + 1
@@ -162,7 +113,8 @@ struct Bf16Panel {
     const uint16_t* src = reinterpret_cast<const uint16_t*>(data + r * stride) + c0;
     for (int64_t c = 0; c < width; c += 32) {
       const int64_t left = cols - c0 - c;
-      const __mmask32 m = left >= 32 ? ~__mmask32{0} : _bzhi_u32(~0u, unsigned(std::max<int64_t>(left, 0)));
+      const __mmask32 m =
+          left >= 32 ? ~__mmask32{0} : _bzhi_u32(~0u, unsigned(std::max<int64_t>(left, 0)));
       _mm512_store_si512(hi + c, _mm512_maskz_loadu_epi16(m, src + c));
     }
     *scale = 1.0f;
@@ -180,8 +132,9 @@ MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void e4m3_to_bf16(const E4m3Tables512& tabl
 }
 
 MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE __m512i load_codes(const uint8_t* p, int64_t left) {
-  return left >= 64 ? _mm512_loadu_si512(p)
-                    : _mm512_maskz_loadu_epi8(_bzhi_u64(~0ull, unsigned(std::max<int64_t>(left, 0))), p);
+  return left >= 64
+             ? _mm512_loadu_si512(p)
+             : _mm512_maskz_loadu_epi8(_bzhi_u64(~0ull, unsigned(std::max<int64_t>(left, 0))), p);
 }
 
 // FP8 rows: per channel exact (the row scale multiplies the sums); per tile (kTile) or MXFP8
@@ -265,10 +218,11 @@ struct Fp8TileSumsPanel {
 MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void e2m1_to_f32(__m512 table, const uint8_t* p, int64_t left,
                                                       __m512* a, __m512* b) {
   const __m128i bytes =
-      left >= 32 ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(p))
-                 : _mm_maskz_loadu_epi8(static_cast<__mmask16>(
-                                            _bzhi_u32(~0u, unsigned(std::max<int64_t>(left, 0) / 2))),
-                                        p);
+      left >= 32
+          ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(p))
+          : _mm_maskz_loadu_epi8(
+                static_cast<__mmask16>(_bzhi_u32(~0u, unsigned(std::max<int64_t>(left, 0) / 2))),
+                p);
   const __m512i d = _mm512_cvtepu8_epi32(bytes);
   const __m512 even = _mm512_permutexvar_ps(d, table);  // vpermps reads the low 4 bits
   const __m512 odd = _mm512_permutexvar_ps(_mm512_srli_epi32(d, 4), table);
@@ -367,8 +321,8 @@ MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void add_scaled_results(float* tmp, const f
       float* d = c + tile_offset(a, b);
 #pragma GCC unroll 16
       for (int i = 0; i < kTileM; ++i) {
-        const __m512 v = _mm512_mul_ps(_mm512_load_ps(t + 16 * i),
-                                       _mm512_set1_ps(row_scale[kTileM * a + i]));
+        const __m512 v =
+            _mm512_mul_ps(_mm512_load_ps(t + 16 * i), _mm512_set1_ps(row_scale[kTileM * a + i]));
         _mm512_store_ps(d + 16 * i, first ? v : _mm512_add_ps(v, _mm512_load_ps(d + 16 * i)));
       }
     }
@@ -434,7 +388,8 @@ MINIMAX_AVX512 void store_result(const float* tile, const float* scale, int rows
   transpose16(v);
   const __m512 s = _mm512_loadu_ps(scale);
   const __mmask16 m = static_cast<__mmask16>(_bzhi_u32(0xFFFF, unsigned(rows_valid)));
-  for (int t = 0; t < tokens_valid; ++t) _mm512_mask_storeu_ps(y + t * y_stride, m, _mm512_mul_ps(v[t], s));
+  for (int t = 0; t < tokens_valid; ++t)
+    _mm512_mask_storeu_ps(y + t * y_stride, m, _mm512_mul_ps(v[t], s));
 }
 
 // The four result tiles of a row panel × token tile pair, saved in `c`, -> y.
@@ -471,7 +426,9 @@ MINIMAX_AVX512 void prefetch_panel(const Src& src, int64_t r, int64_t n, int64_t
 
 // Panels whose sums are scaled per segment of columns (FP8 tiles), not once per row.
 template <class Src>
-constexpr bool kScaledSegments = requires { Src::kScaledSegments; };
+constexpr bool kScaledSegments = requires {
+  Src::kScaledSegments;
+};
 
 template <class Src, bool kSplit>
 MINIMAX_AVX512 void gemm_rows_amx(const WeightView& w, const float* x, int64_t tokens, float* y,
@@ -580,7 +537,8 @@ MINIMAX_AVX512 void gemm_rows_amx(const WeightView& w, const float* x, int64_t t
                                           blocks);
             save_results<1>(c);
           }
-          if (last) store_results(c, scale, nr, n - b * kTileM, y + (t0 + b * kTileM) * rows + r, rows);
+          if (last)
+            store_results(c, scale, nr, n - b * kTileM, y + (t0 + b * kTileM) * rows + r, rows);
         }
         compiler_barrier();
       }

@@ -1,0 +1,284 @@
+// The AMX prefill attention (kernels/cpu/attention_amx.cc) against the reference, where the CPU has
+// AMX: prefill on a bf16 cache under split bf16 activations, M2 and M3 head layouts, chunks after
+// earlier context, MSA-selected blocks, token counts that are not a multiple of 16, scattered
+// positions; paged equal to contiguous, every thread count equal, and every visible block
+// selected equal to dense, bit for bit.
+//
+// Bound per output element, as cpu_attention_test.cc's with the split operands added: each score
+// is within E = (2d + 8)·u·m + 2^-16·m + (3 + |s − max|)·u of the exact one (m = scale·Σ|q_c·k_c|:
+// the f32 sums of the hi and lo products, the lo half of q within 2^-16, the exp), and p's split
+// into hi + lo moves the output by at most 2^-16·max|v|. The test uses
+// (4.4·E + (2n + n/8 + 8)·u + 2^-16)·max_s|v_sc|.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/cpu/attention_kernels.h"
+#include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/cpu_ops.h"
+#include "kernels/cpu/linear.h"
+#include "kernels/kv_codec.h"
+#include "kernels/reference/reference_ops.h"
+
+namespace minimax {
+namespace {
+
+constexpr double kU = 0x1p-24;
+
+struct Problem {
+  int heads, kv, d;
+  std::vector<int32_t> positions;
+  std::vector<float> q, k, v;      // k, v: the bf16 cache's values
+  std::vector<uint16_t> k16, v16;  // the bf16 cache
+  int block = 0, max_blocks = 0;   // block > 0: MSA block ids per (token, KV group)
+  std::vector<int32_t> blocks;
+  int64_t T() const { return static_cast<int64_t>(positions.size()); }
+  AttentionArgs args(float* out) const {
+    AttentionArgs a;
+    a.q = q.data();
+    a.T = T();
+    a.num_heads = heads;
+    a.num_kv_heads = kv;
+    a.head_dim = d;
+    a.k_cache = k16.data();
+    a.v_cache = v16.data();
+    a.cache_stride = int64_t{kv} * d;
+    a.kv_dtype = KvDtype::kBF16;
+    a.positions = positions.data();
+    a.scale = static_cast<float>(1 / std::sqrt(double(d)));
+    if (block > 0) {
+      a.block_ids = blocks.data();
+      a.block_size = block;
+      a.max_blocks = max_blocks;
+    }
+    a.out = out;
+    return a;
+  }
+};
+
+Problem make_problem(int heads, int kv, int d, std::vector<int32_t> positions, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.5f);
+  Problem p;
+  p.heads = heads;
+  p.kv = kv;
+  p.d = d;
+  p.positions = std::move(positions);
+  const int64_t slots = *std::max_element(p.positions.begin(), p.positions.end()) + 1;
+  const int64_t row = int64_t{kv} * d;
+  p.q.resize(p.T() * heads * d);
+  for (float& x : p.q) x = normal(rng);
+  for (auto* cache : {&p.k16, &p.v16}) {
+    std::vector<float> x(slots * row);
+    for (float& f : x) f = normal(rng);
+    cache->resize(x.size());
+    encode_kv_row(x.data(), slots * row, KvDtype::kBF16, cache->data());
+  }
+  p.k.resize(slots * row);
+  p.v.resize(slots * row);
+  decode_kv_row(p.k16.data(), slots * row, KvDtype::kBF16, p.k.data());
+  decode_kv_row(p.v16.data(), slots * row, KvDtype::kBF16, p.v.data());
+  return p;
+}
+
+// MSA block ids for every (token, group): the last visible block plus each earlier one with
+// probability `keep` (1: every visible block), ascending, −1 padded.
+void choose_blocks(Problem& p, int block, double keep, uint32_t seed) {
+  std::mt19937 rng(seed);
+  const int32_t most = *std::max_element(p.positions.begin(), p.positions.end());
+  p.block = block;
+  p.max_blocks = most / block + 1;
+  p.blocks.assign(p.T() * p.kv * p.max_blocks, -1);
+  for (int64_t t = 0; t < p.T(); ++t)
+    for (int g = 0; g < p.kv; ++g) {
+      int32_t* ids = p.blocks.data() + (t * p.kv + g) * p.max_blocks;
+      const int last = p.positions[t] / block;
+      int n = 0;
+      for (int b = 0; b < last; ++b)
+        if (std::uniform_real_distribution<double>(0, 1)(rng) < keep) ids[n++] = b;
+      ids[n] = last;
+    }
+}
+
+// Whether query t of KV group g sees slot s.
+bool sees(const Problem& p, int64_t t, int g, int64_t s) {
+  if (s > p.positions[t]) return false;
+  if (p.block == 0) return true;
+  for (int i = 0; i < p.max_blocks; ++i)
+    if (p.blocks[(t * p.kv + g) * p.max_blocks + i] == s / p.block) return true;
+  return false;
+}
+
+double bound(const Problem& p, int64_t t, int h, int64_t c) {
+  const int g = h / (p.heads / p.kv);
+  const int64_t d = p.d, stride = int64_t{p.kv} * d;
+  const double scale = 1 / std::sqrt(double(d));
+  const int64_t n = p.positions[t] + 1;
+  std::vector<double> score(n, -INFINITY), magnitude(n, 0.0);
+  double max_score = -INFINITY, vmax = 0;
+  for (int64_t s = 0; s < n; ++s) {
+    if (!sees(p, t, g, s)) continue;
+    double dot = 0, abs_dot = 0;
+    for (int64_t i = 0; i < d; ++i) {
+      const double x = double(p.q[(t * p.heads + h) * d + i]) * p.k[s * stride + g * d + i];
+      dot += x;
+      abs_dot += std::fabs(x);
+    }
+    score[s] = dot * scale;
+    magnitude[s] = abs_dot * scale;
+    max_score = std::max(max_score, score[s]);
+    vmax = std::max(vmax, std::fabs(double(p.v[s * stride + g * d + c])));
+  }
+  double e = 0;
+  for (int64_t s = 0; s < n; ++s)
+    if (sees(p, t, g, s))
+      e = std::max(e, (2.0 * d + 8) * kU * magnitude[s] + 0x1p-16 * magnitude[s] +
+                          (3 + std::fabs(score[s] - max_score)) * kU);
+  return (4.4 * e + (2.0 * n + n / 8.0 + 8) * kU + 0x1p-16) * vmax + 1e-30;
+}
+
+class AmxAttention : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!cpu_amx_enabled()) GTEST_SKIP() << "no AMX here (or MINIMAX_CPU_AMX=0): not taken";
+    saved_ = engine_activation_precision();
+    set_engine_activation_precision(ActivationPrecision::kBF16x2);
+  }
+  void TearDown() override {
+    if (cpu_amx_enabled()) set_engine_activation_precision(saved_);
+  }
+  ActivationPrecision saved_ = ActivationPrecision::kF32;
+};
+
+std::vector<int32_t> iota(int32_t from, int32_t n) {
+  std::vector<int32_t> v(n);
+  std::iota(v.begin(), v.end(), from);
+  return v;
+}
+
+TEST_F(AmxAttention, WithinBoundOfTheReference) {
+  struct Case {
+    std::string name;
+    int heads, kv, d;
+    std::vector<int32_t> positions;
+  };
+  std::mt19937 rng(5);
+  std::vector<int32_t> scattered(21);
+  for (int32_t& x : scattered) x = static_cast<int32_t>(rng() % 300);
+  const Case cases[] = {
+      {"m2_prefill_from_start", 48, 8, 128, iota(0, 80)},
+      {"m3_chunk_after_context", 64, 4, 128, iota(290, 37)},  // with MSA blocks (below)
+      {"head_dim_64", 8, 2, 64, iota(0, 16)},
+      {"scattered_positions", 8, 2, 128, scattered},
+  };
+  ThreadPool pool(2);
+  uint32_t seed = 1;
+  for (const Case& c : cases) {
+    Problem p = make_problem(c.heads, c.kv, c.d, c.positions, seed++);
+    if (c.name == "m3_chunk_after_context")
+      choose_blocks(p, 64, 0.5, seed++);  // MSA, 64-slot blocks
+    std::vector<float> got(p.T() * c.heads * c.d), want(got.size());
+    ASSERT_TRUE(cpu_ops_detail::amx_attention_applies(p.args(got.data()), CpuIsa::kAvx512))
+        << c.name;
+    cpu_attention_at(p.args(got.data()), &pool, CpuIsa::kAvx512);
+    reference::attention(p.args(want.data()), nullptr);
+    double worst = 0;
+    for (int64_t t = 0; t < p.T(); ++t)
+      for (int h = 0; h < c.heads; ++h)
+        for (int64_t i = 0; i < c.d; i += 7) {  // every 7th element: the bound costs O(n·d)
+          const size_t at = (t * c.heads + h) * c.d + i;
+          const double err = std::fabs(double(got[at]) - want[at]);
+          const double b = bound(p, t, h, i);
+          worst = std::max(worst, err / b);
+          ASSERT_LE(err, b) << c.name << " token " << t << " head " << h << " element " << i << ": "
+                            << got[at] << " vs " << want[at];
+        }
+    std::printf("[ measured ] %s: worst error / bound %.3g\n", c.name.c_str(), worst);
+  }
+}
+
+// Scores exact in f32 (q and k bf16 with one nonzero element, scale 1/8) leave the softmax
+// weights' split as the error that counts: hi + lo keeps 16 bits of each weight, so the outputs
+// stay within 2^-14·max|v| (a P tile without its lo half would be 2^-9 off).
+TEST_F(AmxAttention, SoftmaxWeightsKeepSixteenBits) {
+  Problem p = make_problem(1, 1, 64, iota(0, 16), 11);
+  std::fill(p.q.begin(), p.q.end(), 0.0f);
+  for (int64_t t = 0; t < 16; ++t) p.q[t * 64] = 1.0f;
+  std::vector<float> k(16 * 64, 0.0f);
+  for (int s = 0; s < 16; ++s) k[s * 64] = -1.5f * static_cast<float>(s);
+  encode_kv_row(k.data(), 16 * 64, KvDtype::kBF16, p.k16.data());
+  std::vector<float> got(16 * 64), want(got.size());
+  ThreadPool pool(1);
+  cpu_attention_at(p.args(got.data()), &pool, CpuIsa::kAvx512);
+  reference::attention(p.args(want.data()), nullptr);
+  double vmax = 0;
+  for (float x : p.v) vmax = std::max(vmax, std::fabs(double(x)));
+  for (size_t i = 0; i < got.size(); ++i)
+    ASSERT_LE(std::fabs(double(got[i]) - want[i]), 0x1p-14 * vmax)
+        << "token " << i / 64 << " element " << i % 64 << ": " << got[i] << " vs " << want[i];
+}
+
+TEST_F(AmxAttention, PagedAndThreadCountsGiveTheSameBits) {
+  const Problem p = make_problem(24, 4, 128, iota(40, 50), 9);
+  std::vector<float> one(p.T() * 24 * 128), three(one.size()), paged(one.size());
+  ThreadPool single(1), several(3);
+  cpu_attention_at(p.args(one.data()), &single, CpuIsa::kAvx512);
+  cpu_attention_at(p.args(three.data()), &several, CpuIsa::kAvx512);
+  EXPECT_EQ(one, three);
+  // The same cache in pages of 8 slots, stored in reverse page order.
+  constexpr int kPage = 8;
+  const int64_t slots = 90, pages = (slots + kPage - 1) / kPage, row = 4 * 128;
+  Problem q = p;
+  std::vector<int32_t> table(pages);
+  q.k16.assign(pages * kPage * row, 0);
+  q.v16.assign(pages * kPage * row, 0);
+  for (int64_t page = 0; page < pages; ++page) {
+    table[page] = static_cast<int32_t>(pages - 1 - page);
+    for (int64_t s = page * kPage; s < std::min<int64_t>(slots, (page + 1) * kPage); ++s) {
+      const int64_t dst = (table[page] * kPage + s % kPage) * row;
+      std::copy_n(p.k16.begin() + s * row, row, q.k16.begin() + dst);
+      std::copy_n(p.v16.begin() + s * row, row, q.v16.begin() + dst);
+    }
+  }
+  AttentionArgs a = q.args(paged.data());
+  a.page_table = table.data();
+  a.page_size = kPage;
+  cpu_attention_at(a, &several, CpuIsa::kAvx512);
+  EXPECT_EQ(one, paged);
+}
+
+TEST_F(AmxAttention, EveryVisibleBlockSelectedIsBitIdenticalToDense) {
+  Problem p = make_problem(16, 4, 128, iota(100, 40), 21);
+  std::vector<float> dense(p.T() * 16 * 128), sparse(dense.size());
+  ThreadPool pool(2);
+  cpu_attention_at(p.args(dense.data()), &pool, CpuIsa::kAvx512);
+  for (int block : {16, 48}) {  // blocks inside and across the kernel's 32-slot tiles
+    choose_blocks(p, block, 1.0, 22);
+    cpu_attention_at(p.args(sparse.data()), &pool, CpuIsa::kAvx512);
+    EXPECT_EQ(dense, sparse) << "block " << block;
+  }
+}
+
+TEST_F(AmxAttention, TakenOnlyForBf16PrefillUnderBf16Activations) {
+  const Problem p = make_problem(8, 2, 128, iota(0, 16), 3);
+  std::vector<float> out(p.T() * 8 * 128);
+  AttentionArgs a = p.args(out.data());
+  EXPECT_TRUE(cpu_ops_detail::amx_attention_applies(a, CpuIsa::kAvx512));
+  EXPECT_FALSE(cpu_ops_detail::amx_attention_applies(a, CpuIsa::kAvx2));
+  AttentionArgs short_call = a;
+  short_call.T = 15;
+  EXPECT_FALSE(cpu_ops_detail::amx_attention_applies(short_call, CpuIsa::kAvx512));
+  AttentionArgs fp8 = a;
+  fp8.kv_dtype = KvDtype::kFp8E4m3;
+  EXPECT_FALSE(cpu_ops_detail::amx_attention_applies(fp8, CpuIsa::kAvx512));
+  set_engine_activation_precision(ActivationPrecision::kF32);
+  EXPECT_FALSE(cpu_ops_detail::amx_attention_applies(a, CpuIsa::kAvx512));
+}
+
+}  // namespace
+}  // namespace minimax
