@@ -11,7 +11,7 @@
 //   visible runs (causal limit, MSA's selected blocks) to −inf (p = 0), so a row sums exactly the
 //   slots the reference sums, and selecting every visible block gives the dense call's bits.
 //
-// Taken for calls of 16+ tokens on a bf16 cache at head_dim a multiple of 64 when the engine's
+// Taken for calls of 16+ tokens on a bf16 cache at head_dim a multiple of 32 when the engine's
 // activations are a bf16 precision (split products: f32's tolerance is kept); everything else
 // keeps the f32 kernels of attention_kernels-inl.h.
 #define MINIMAX_AVX512_TARGET "avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,fma,amx-tile,amx-bf16"
@@ -192,39 +192,41 @@ MINIMAX_AVX512 void softmax_step(Scratch& s, int h, const uint32_t (&visible)[kT
   compiler_barrier();
 }
 
-// out_h ← out_h · corr + P · V, 64 dims (four result tiles) at a time.
+// out_h ← out_h · corr + P · V, 64 dims (four result tiles) at a time, a last 32 in two.
 MINIMAX_AVX512 void accumulate(Scratch& s, int h, int64_t d, const float (&corr)[kTileM]) {
   _tile_loadd(4, s.p, 64);
   _tile_loadd(5, s.p + kTileHalves, 64);
   float* out = s.out.data() + h * kTileM * d;
   for (int64_t c0 = 0; c0 < d; c0 += 64) {
     const uint16_t* v = s.v.data() + (c0 / 16) * kTileHalves;
+    const int tiles = d - c0 >= 64 ? 4 : 2;  // a last 32 dims: two tiles
     _tile_zero(0);
     _tile_zero(1);
-    _tile_zero(2);
-    _tile_zero(3);
     _tile_loadd(6, v, 64);
     _tile_loadd(7, v + kTileHalves, 64);
     _tile_dpbf16ps(0, 4, 6);
     _tile_dpbf16ps(0, 5, 6);
     _tile_dpbf16ps(1, 4, 7);
     _tile_dpbf16ps(1, 5, 7);
-    _tile_loadd(6, v + 2 * kTileHalves, 64);
-    _tile_loadd(7, v + 3 * kTileHalves, 64);
-    _tile_dpbf16ps(2, 4, 6);
-    _tile_dpbf16ps(2, 5, 6);
-    _tile_dpbf16ps(3, 4, 7);
-    _tile_dpbf16ps(3, 5, 7);
     _tile_stored(0, s.c, 64);
     _tile_stored(1, s.c + kTileDwords, 64);
-    _tile_stored(2, s.c + 2 * kTileDwords, 64);
-    _tile_stored(3, s.c + 3 * kTileDwords, 64);
+    if (tiles == 4) {
+      _tile_zero(2);
+      _tile_zero(3);
+      _tile_loadd(6, v + 2 * kTileHalves, 64);
+      _tile_loadd(7, v + 3 * kTileHalves, 64);
+      _tile_dpbf16ps(2, 4, 6);
+      _tile_dpbf16ps(2, 5, 6);
+      _tile_dpbf16ps(3, 4, 7);
+      _tile_dpbf16ps(3, 5, 7);
+      _tile_stored(2, s.c + 2 * kTileDwords, 64);
+      _tile_stored(3, s.c + 3 * kTileDwords, 64);
+    }
     compiler_barrier();
     for (int i = 0; i < kTileM; ++i) {
       const __m512 f = _mm512_set1_ps(corr[i]);
       float* o = out + i * d + c0;
-#pragma GCC unroll 4
-      for (int j = 0; j < 4; ++j)
+      for (int j = 0; j < tiles; ++j)
         _mm512_storeu_ps(o + 16 * j,
                          _mm512_fmadd_ps(_mm512_loadu_ps(o + 16 * j), f,
                                          _mm512_load_ps(s.c + j * kTileDwords + 16 * i)));
@@ -236,7 +238,7 @@ MINIMAX_AVX512 void accumulate(Scratch& s, int h, int64_t d, const float (&corr)
 
 bool amx_attention_applies(const AttentionArgs& a, CpuIsa isa) {
   return isa == CpuIsa::kAvx512 && a.T >= kTileM && a.kv_dtype == KvDtype::kBF16 &&
-         a.head_dim % 64 == 0 && a.head_dim <= kMaxHeadDim &&
+         a.head_dim % 32 == 0 && a.head_dim <= kMaxHeadDim &&
          engine_activation_precision() != ActivationPrecision::kF32 && cpu_amx_enabled();
 }
 

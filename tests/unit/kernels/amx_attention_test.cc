@@ -174,6 +174,8 @@ TEST_F(AmxAttention, WithinBoundOfTheReference) {
       {"m2_prefill_from_start", 48, 8, 128, iota(0, 80)},
       {"m3_chunk_after_context", 64, 4, 128, iota(290, 37)},  // with MSA blocks (below)
       {"head_dim_64", 8, 2, 64, iota(0, 16)},
+      {"head_dim_96", 4, 2, 96, iota(7, 19)},  // 64 dims in four tiles, the last 32 in two
+      {"head_dim_32", 4, 2, 32, iota(0, 33)},  // the bundled tiny M3
       {"scattered_positions", 8, 2, 128, scattered},
   };
   ThreadPool pool(2);
