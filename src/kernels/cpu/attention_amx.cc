@@ -2,7 +2,8 @@
 // 16 query tokens of one KV group, 32 cache slots at a time.
 //
 // - S = q · kᵀ: A = the query rows split into bf16 hi + lo (within 2^-16 of q, as split
-//   activations), B = the slots' K rows (a bf16 cache is exact), transposed into dword pairs.
+//   activations), B = the slots' K rows (exact: a bf16 cache, or an fp8 one decoded to bf16),
+//   transposed into dword pairs.
 // - Online softmax in AVX-512 f32 per query row (scale, causal mask, running max and sum), then
 //   p = exp(s − max) split into bf16 hi + lo as the A tiles of P · V; B = pairs of V rows
 //   interleaved by element. Each slot tile's P · V leaves the tile registers into scratch and is
@@ -11,9 +12,9 @@
 //   visible runs (causal limit, MSA's selected blocks) to −inf (p = 0), so a row sums exactly the
 //   slots the reference sums, and selecting every visible block gives the dense call's bits.
 //
-// Taken for calls of 16+ tokens on a bf16 cache at head_dim a multiple of 32 when the engine's
-// activations are a bf16 precision (split products: f32's tolerance is kept); everything else
-// keeps the f32 kernels of attention_kernels-inl.h.
+// Taken for calls of 16+ tokens on a bf16 or fp8 cache (decoded exactly to bf16) at head_dim a
+// multiple of 32 when the engine's activations are a bf16 precision (split products: f32's
+// tolerance is kept); everything else keeps the f32 kernels of attention_kernels-inl.h.
 #define MINIMAX_AVX512_TARGET "avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,fma,amx-tile,amx-bf16"
 #define MINIMAX_SIMD_LEVEL 2
 #include <immintrin.h>
@@ -49,11 +50,12 @@ constexpr int kMaxHeadDim = 256;
 
 // Per-thread scratch of one block (grown on demand, reused across calls).
 struct Scratch {
-  std::vector<uint16_t> q;      // [head][step][plane] tiles: rows = tokens, 32 dims of a step
-  std::vector<uint16_t> k;      // [half][step] tiles: the transposed K of 16 slots
-  std::vector<uint16_t> v;      // [slice] tiles: row j = slots 2j, 2j + 1 interleaved, 16 dims
-  std::vector<float> out;       // [head][token][dim] running outputs
-  std::vector<float> max, sum;  // [head][token]
+  std::vector<uint16_t> q;  // [head][step][plane] tiles: rows = tokens, 32 dims of a step
+  std::vector<uint16_t> k;  // [half][step] tiles: the transposed K of 16 slots
+  std::vector<uint16_t> v;  // [slice] tiles: row j = slots 2j, 2j + 1 interleaved, 16 dims
+  std::vector<uint16_t> k_rows, v_rows;  // an fp8 cache's rows of the tile's slots, as bf16
+  std::vector<float> out;                // [head][token][dim] running outputs
+  std::vector<float> max, sum;           // [head][token]
   alignas(64) float s[kTileM * kSlots];
   alignas(64) float c[4 * kTileDwords];
   alignas(64) uint16_t p[2 * kTileHalves];  // P hi, P lo
@@ -67,6 +69,8 @@ Scratch& scratch(int heads, int64_t d) {
   s.k.resize(static_cast<size_t>(2 * steps * kTileHalves));
   s.v.resize(static_cast<size_t>(d / 16 * kTileHalves));
   s.out.resize(static_cast<size_t>(heads * kTileM * d));
+  s.k_rows.resize(static_cast<size_t>(kSlots * d));
+  s.v_rows.resize(static_cast<size_t>(kSlots * d));
   s.max.resize(static_cast<size_t>(heads * kTileM));
   s.sum.resize(static_cast<size_t>(heads * kTileM));
   std::memset(s.zeros, 0, sizeof s.zeros);
@@ -78,6 +82,35 @@ int64_t cache_row(const AttentionArgs& a, int64_t slot) {
   if (a.page_table == nullptr) return slot;
   return int64_t{a.page_table[slot / a.page_size]} * a.page_size + slot % a.page_size;
 }
+
+// The bf16 bits of the fp8 cache's code magnitudes 0-127, in four 32-word tables. Exact: an e4m3
+// value times kFp8KvScale (1) is a bf16.
+static_assert(kFp8KvScale == 1.0f, "an fp8 cache's values must stay bf16 for the AMX kernel");
+struct Fp8Bf16Tables {
+  __m512i t[4];
+  MINIMAX_AVX512 Fp8Bf16Tables() {
+    alignas(64) uint16_t words[128];
+    const float* values = fp8_kv_table();
+    for (int c = 0; c < 128; ++c) {
+      uint32_t bits;
+      std::memcpy(&bits, &values[c], 4);
+      words[c] = static_cast<uint16_t>(bits >> 16);  // exact: the low 16 bits are zero
+    }
+    for (int q = 0; q < 4; ++q) t[q] = _mm512_load_si512(words + 32 * q);
+  }
+  // n (a multiple of 32) codes -> bf16.
+  MINIMAX_AVX512 void decode(const uint8_t* codes, int64_t n, uint16_t* out) const {
+    for (int64_t i = 0; i < n; i += 32) {
+      const __m512i c =
+          _mm512_cvtepu8_epi16(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(codes + i)));
+      const __m512i low = _mm512_permutex2var_epi16(t[0], c, t[1]);  // index bits 0-5
+      const __m512i high = _mm512_permutex2var_epi16(t[2], c, t[3]);
+      const __mmask32 upper = _mm512_test_epi16_mask(c, _mm512_set1_epi16(0x40));
+      const __m512i sign = _mm512_slli_epi16(_mm512_and_si512(c, _mm512_set1_epi16(0x80)), 8);
+      _mm512_storeu_si512(out + i, _mm512_or_si512(_mm512_mask_mov_epi16(low, upper, high), sign));
+    }
+  }
+};
 
 // The A tiles of the block's queries: head h, step k (dims 32k..32k + 31), hi and lo planes.
 MINIMAX_AVX512 void pack_queries(const AttentionArgs& a, int64_t t0, int rows, int g, Scratch& s) {
@@ -237,7 +270,8 @@ MINIMAX_AVX512 void accumulate(Scratch& s, int h, int64_t d, const float (&corr)
 }  // namespace
 
 bool amx_attention_applies(const AttentionArgs& a, CpuIsa isa) {
-  return isa == CpuIsa::kAvx512 && a.T >= kTileM && a.kv_dtype == KvDtype::kBF16 &&
+  return isa == CpuIsa::kAvx512 && a.T >= kTileM &&
+         (a.kv_dtype == KvDtype::kBF16 || a.kv_dtype == KvDtype::kFp8E4m3) &&
          a.head_dim % 32 == 0 && a.head_dim <= kMaxHeadDim &&
          engine_activation_precision() != ActivationPrecision::kF32 && cpu_amx_enabled();
 }
@@ -261,8 +295,11 @@ MINIMAX_AVX512 void amx_attend_block(const AttentionArgs& a, int64_t block, int 
   std::fill(s.out.begin(), s.out.end(), 0.0f);
   std::fill(s.max.begin(), s.max.end(), -std::numeric_limits<float>::infinity());
   std::fill(s.sum.begin(), s.sum.end(), 0.0f);
-  const auto* k_base = static_cast<const uint16_t*>(a.k_cache) + g * d;
-  const auto* v_base = static_cast<const uint16_t*>(a.v_cache) + g * d;
+  const bool fp8 = a.kv_dtype == KvDtype::kFp8E4m3;
+  const auto* k_base = static_cast<const char*>(kv_element(a.k_cache, a.kv_dtype, g * d));
+  const auto* v_base = static_cast<const char*>(kv_element(a.v_cache, a.kv_dtype, g * d));
+  const int64_t row_bytes = a.cache_stride * kv_dtype_bytes(a.kv_dtype);
+  static const Fp8Bf16Tables fp8_tables;
   load_tile_config();
   for (int64_t s0 = 0; s0 <= last; s0 += kSlots) {
     // Bit j of visible[i]: row i sees slot s0 + j. A tile no row sees changes nothing: skipped.
@@ -285,9 +322,16 @@ MINIMAX_AVX512 void amx_attend_block(const AttentionArgs& a, int64_t block, int 
         k_rows[j] = v_rows[j] = s.zeros;
         continue;
       }
-      const int64_t row = cache_row(a, s0 + j) * a.cache_stride;
-      k_rows[j] = k_base + row;
-      v_rows[j] = v_base + row;
+      const int64_t at = cache_row(a, s0 + j) * row_bytes;
+      if (fp8) {  // decoded into scratch: the tiles take bf16
+        fp8_tables.decode(reinterpret_cast<const uint8_t*>(k_base + at), d, &s.k_rows[j * d]);
+        fp8_tables.decode(reinterpret_cast<const uint8_t*>(v_base + at), d, &s.v_rows[j * d]);
+        k_rows[j] = &s.k_rows[j * d];
+        v_rows[j] = &s.v_rows[j * d];
+      } else {
+        k_rows[j] = reinterpret_cast<const uint16_t*>(k_base + at);
+        v_rows[j] = reinterpret_cast<const uint16_t*>(v_base + at);
+      }
     }
     pack_slots(k_rows, v_rows, d, s);
     compiler_barrier();

@@ -1,6 +1,6 @@
 // The AMX prefill attention (kernels/cpu/attention_amx.cc) against the reference, where the CPU has
-// AMX: prefill on a bf16 cache under split bf16 activations, M2 and M3 head layouts, chunks after
-// earlier context, MSA-selected blocks, token counts that are not a multiple of 16, scattered
+// AMX: prefill on a bf16 or fp8 cache under split bf16 activations, M2 and M3 head layouts, chunks
+// after earlier context, MSA-selected blocks, token counts that are not a multiple of 16, scattered
 // positions; paged equal to contiguous, every thread count equal, and every visible block
 // selected equal to dense, bit for bit.
 //
@@ -33,9 +33,10 @@ constexpr double kU = 0x1p-24;
 struct Problem {
   int heads, kv, d;
   std::vector<int32_t> positions;
-  std::vector<float> q, k, v;      // k, v: the bf16 cache's values
-  std::vector<uint16_t> k16, v16;  // the bf16 cache
-  int block = 0, max_blocks = 0;   // block > 0: MSA block ids per (token, KV group)
+  KvDtype dtype = KvDtype::kBF16;
+  std::vector<float> q, k, v;     // k, v: the cache's values
+  std::vector<uint8_t> kc, vc;    // the cache
+  int block = 0, max_blocks = 0;  // block > 0: MSA block ids per (token, KV group)
   std::vector<int32_t> blocks;
   int64_t T() const { return static_cast<int64_t>(positions.size()); }
   AttentionArgs args(float* out) const {
@@ -45,10 +46,10 @@ struct Problem {
     a.num_heads = heads;
     a.num_kv_heads = kv;
     a.head_dim = d;
-    a.k_cache = k16.data();
-    a.v_cache = v16.data();
+    a.k_cache = kc.data();
+    a.v_cache = vc.data();
     a.cache_stride = int64_t{kv} * d;
-    a.kv_dtype = KvDtype::kBF16;
+    a.kv_dtype = dtype;
     a.positions = positions.data();
     a.scale = static_cast<float>(1 / std::sqrt(double(d)));
     if (block > 0) {
@@ -61,7 +62,8 @@ struct Problem {
   }
 };
 
-Problem make_problem(int heads, int kv, int d, std::vector<int32_t> positions, uint32_t seed) {
+Problem make_problem(int heads, int kv, int d, std::vector<int32_t> positions, uint32_t seed,
+                     KvDtype dtype = KvDtype::kBF16) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, 1.5f);
   Problem p;
@@ -69,20 +71,21 @@ Problem make_problem(int heads, int kv, int d, std::vector<int32_t> positions, u
   p.kv = kv;
   p.d = d;
   p.positions = std::move(positions);
+  p.dtype = dtype;
   const int64_t slots = *std::max_element(p.positions.begin(), p.positions.end()) + 1;
   const int64_t row = int64_t{kv} * d;
   p.q.resize(p.T() * heads * d);
   for (float& x : p.q) x = normal(rng);
-  for (auto* cache : {&p.k16, &p.v16}) {
+  for (auto* cache : {&p.kc, &p.vc}) {
     std::vector<float> x(slots * row);
     for (float& f : x) f = normal(rng);
-    cache->resize(x.size());
-    encode_kv_row(x.data(), slots * row, KvDtype::kBF16, cache->data());
+    cache->resize(x.size() * kv_dtype_bytes(dtype));
+    encode_kv_row(x.data(), slots * row, dtype, cache->data());
   }
   p.k.resize(slots * row);
   p.v.resize(slots * row);
-  decode_kv_row(p.k16.data(), slots * row, KvDtype::kBF16, p.k.data());
-  decode_kv_row(p.v16.data(), slots * row, KvDtype::kBF16, p.v.data());
+  decode_kv_row(p.kc.data(), slots * row, dtype, p.k.data());
+  decode_kv_row(p.vc.data(), slots * row, dtype, p.v.data());
   return p;
 }
 
@@ -166,6 +169,7 @@ TEST_F(AmxAttention, WithinBoundOfTheReference) {
     std::string name;
     int heads, kv, d;
     std::vector<int32_t> positions;
+    KvDtype dtype = KvDtype::kBF16;
   };
   std::mt19937 rng(5);
   std::vector<int32_t> scattered(21);
@@ -176,12 +180,13 @@ TEST_F(AmxAttention, WithinBoundOfTheReference) {
       {"head_dim_64", 8, 2, 64, iota(0, 16)},
       {"head_dim_96", 4, 2, 96, iota(7, 19)},  // 64 dims in four tiles, the last 32 in two
       {"head_dim_32", 4, 2, 32, iota(0, 33)},  // the bundled tiny M3
+      {"fp8_cache", 48, 8, 128, iota(60, 24), KvDtype::kFp8E4m3},
       {"scattered_positions", 8, 2, 128, scattered},
   };
   ThreadPool pool(2);
   uint32_t seed = 1;
   for (const Case& c : cases) {
-    Problem p = make_problem(c.heads, c.kv, c.d, c.positions, seed++);
+    Problem p = make_problem(c.heads, c.kv, c.d, c.positions, seed++, c.dtype);
     if (c.name == "m3_chunk_after_context")
       choose_blocks(p, 64, 0.5, seed++);  // MSA, 64-slot blocks
     std::vector<float> got(p.T() * c.heads * c.d), want(got.size());
@@ -213,7 +218,7 @@ TEST_F(AmxAttention, SoftmaxWeightsKeepSixteenBits) {
   for (int64_t t = 0; t < 16; ++t) p.q[t * 64] = 1.0f;
   std::vector<float> k(16 * 64, 0.0f);
   for (int s = 0; s < 16; ++s) k[s * 64] = -1.5f * static_cast<float>(s);
-  encode_kv_row(k.data(), 16 * 64, KvDtype::kBF16, p.k16.data());
+  encode_kv_row(k.data(), 16 * 64, KvDtype::kBF16, p.kc.data());
   std::vector<float> got(16 * 64), want(got.size());
   ThreadPool pool(1);
   cpu_attention_at(p.args(got.data()), &pool, CpuIsa::kAvx512);
@@ -237,14 +242,14 @@ TEST_F(AmxAttention, PagedAndThreadCountsGiveTheSameBits) {
   const int64_t slots = 90, pages = (slots + kPage - 1) / kPage, row = 4 * 128;
   Problem q = p;
   std::vector<int32_t> table(pages);
-  q.k16.assign(pages * kPage * row, 0);
-  q.v16.assign(pages * kPage * row, 0);
+  q.kc.assign(pages * kPage * row * 2, 0);
+  q.vc.assign(pages * kPage * row * 2, 0);
   for (int64_t page = 0; page < pages; ++page) {
     table[page] = static_cast<int32_t>(pages - 1 - page);
     for (int64_t s = page * kPage; s < std::min<int64_t>(slots, (page + 1) * kPage); ++s) {
-      const int64_t dst = (table[page] * kPage + s % kPage) * row;
-      std::copy_n(p.k16.begin() + s * row, row, q.k16.begin() + dst);
-      std::copy_n(p.v16.begin() + s * row, row, q.v16.begin() + dst);
+      const int64_t dst = (table[page] * kPage + s % kPage) * row * 2;  // bf16: 2 bytes
+      std::copy_n(p.kc.begin() + s * row * 2, row * 2, q.kc.begin() + dst);
+      std::copy_n(p.vc.begin() + s * row * 2, row * 2, q.vc.begin() + dst);
     }
   }
   AttentionArgs a = q.args(paged.data());
@@ -266,7 +271,7 @@ TEST_F(AmxAttention, EveryVisibleBlockSelectedIsBitIdenticalToDense) {
   }
 }
 
-TEST_F(AmxAttention, TakenOnlyForBf16PrefillUnderBf16Activations) {
+TEST_F(AmxAttention, TakenOnlyForBf16AndFp8CachesUnderBf16Activations) {
   const Problem p = make_problem(8, 2, 128, iota(0, 16), 3);
   std::vector<float> out(p.T() * 8 * 128);
   AttentionArgs a = p.args(out.data());
@@ -275,9 +280,11 @@ TEST_F(AmxAttention, TakenOnlyForBf16PrefillUnderBf16Activations) {
   AttentionArgs short_call = a;
   short_call.T = 15;
   EXPECT_FALSE(cpu_ops_detail::amx_attention_applies(short_call, CpuIsa::kAvx512));
-  AttentionArgs fp8 = a;
+  AttentionArgs fp8 = a, f32 = a;
   fp8.kv_dtype = KvDtype::kFp8E4m3;
-  EXPECT_FALSE(cpu_ops_detail::amx_attention_applies(fp8, CpuIsa::kAvx512));
+  EXPECT_TRUE(cpu_ops_detail::amx_attention_applies(fp8, CpuIsa::kAvx512));
+  f32.kv_dtype = KvDtype::kF32;  // not bf16 values: the f32 kernels
+  EXPECT_FALSE(cpu_ops_detail::amx_attention_applies(f32, CpuIsa::kAvx512));
   set_engine_activation_precision(ActivationPrecision::kF32);
   EXPECT_FALSE(cpu_ops_detail::amx_attention_applies(a, CpuIsa::kAvx512));
 }
