@@ -25,7 +25,8 @@ void add_activations_flag(CLI::App* cmd, std::string& value) {
          "bf16x2-batches (bf16x2 for calls of 8+ tokens, f32 for decode); bf16 (every activation "
          "rounded "
          "to bf16, 2^-8 relative: the fastest decode and prefill, logits up to ~0.1 off on the "
-         "tiny models); bf16-batches (bf16 for calls of 8+ tokens only, f32 for decode). "
+         "tiny models); bf16-batches (bf16 for calls of 8+ tokens only, f32 for decode). On "
+         "AMX CPUs any value but f32 also lets prefill attention use split bf16 tiles. "
          "Default: MINIMAX_CPU_ACTIVATIONS if set, else auto")
       ->check(CLI::IsMember({"auto", "f32", "bf16x2", "bf16x2-batches", "bf16", "bf16-batches"}));
 }
