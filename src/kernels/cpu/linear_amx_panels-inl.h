@@ -1,0 +1,218 @@
+// The weight panels of the AMX batch linear (linear_amx.cc): each decodes a chunk of one weight
+// row to bf16 tile rows. Included only by linear_amx.cc (its target has amx-tile and amx-bf16).
+#pragma once
+
+#include <immintrin.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "kernels/cpu/linear_avx512-inl.h"
+#include "kernels/cpu/linear_bf16_split-inl.h"
+#include "kernels/cpu/linear_fp8-inl.h"
+
+namespace minimax::cpu_linear_detail {
+namespace {
+
+// Weight panels: row(r, c0, width, hi, lo, scale) decodes columns [c0, c0 + width) of row r (c0
+// and width multiples of 64; zero past cols) to bf16: hi, and (kLo) lo = bf16(w - hi). *scale:
+// what the row's sums are multiplied by.
+
+// The f32 values of 16 weights a row's decoder produced, times nothing: to hi (+ lo) bf16.
+template <bool kLo>
+MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void store_bf16(__m512 a, __m512 b, uint16_t* hi,
+                                                     uint16_t* lo) {
+  const __m512i h = round_bf16_32(a, b);
+  _mm512_store_si512(hi, h);
+  if constexpr (kLo) _mm512_store_si512(lo, lo_bf16_32(a, b, h));
+}
+
+MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void bf16_to_f32(__m512i v, __m512* a, __m512* b) {
+  *a = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_castsi512_si256(v)), 16));
+  *b = _mm512_castsi512_ps(
+      _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(v, 1)), 16));
+}
+
+struct Bf16Panel {
+  static constexpr bool kLo = false;
+  static constexpr int kNibblesPerColumn = 4;
+  const uint8_t* data;
+  int64_t cols, stride;
+  explicit Bf16Panel(const WeightView& w)
+      : data(w.data), cols(w.cols), stride(weight_data_stride(w)) {}
+  MINIMAX_AVX512 void row(int64_t r, int64_t c0, int64_t width, uint16_t* hi, uint16_t*,
+                          float* scale) const {
+    const uint16_t* src = reinterpret_cast<const uint16_t*>(data + r * stride) + c0;
+    for (int64_t c = 0; c < width; c += 32) {
+      const int64_t left = cols - c0 - c;
+      const __mmask32 m =
+          left >= 32 ? ~__mmask32{0} : _bzhi_u32(~0u, unsigned(std::max<int64_t>(left, 0)));
+      _mm512_store_si512(hi + c, _mm512_maskz_loadu_epi16(m, src + c));
+    }
+    *scale = 1.0f;
+  }
+};
+
+// 64 e4m3 codes -> bf16 in column order: v[0] codes 0-31, v[1] codes 32-63.
+MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void e4m3_to_bf16(const E4m3Tables512& tables, __m512i codes,
+                                                       __m512i* v) {
+  // pairs() leaves codes 16L + (0..7) in lane L of vector 0 and 16L + (8..15) in vector 1.
+  __m512i p[2];
+  tables.pairs(codes, p);
+  v[0] = _mm512_permutex2var_epi64(p[0], _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), p[1]);
+  v[1] = _mm512_permutex2var_epi64(p[0], _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15), p[1]);
+}
+
+MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE __m512i load_codes(const uint8_t* p, int64_t left) {
+  return left >= 64
+             ? _mm512_loadu_si512(p)
+             : _mm512_maskz_loadu_epi8(_bzhi_u64(~0ull, unsigned(std::max<int64_t>(left, 0))), p);
+}
+
+// FP8 rows: per channel exact (the row scale multiplies the sums); per tile (kTile) or MXFP8
+// (kMx) each value times its scale as f32, stored as hi (+ lo for kTile; an e8m0 power of two
+// keeps an e4m3 value a bf16).
+template <Fp8Scaling kScaling>
+struct Fp8Panel {
+  static constexpr bool kLo = kScaling == Fp8Scaling::kTile;
+  static constexpr int kNibblesPerColumn = 2;
+  const uint8_t* data;
+  int64_t cols, stride;
+  Fp8Scales scales;
+  MxScales mx;
+  E4m3Tables512 tables;
+  MINIMAX_AVX512 explicit Fp8Panel(const WeightView& w)
+      : data(w.data), cols(w.cols), stride(weight_data_stride(w)), scales(w), mx(w) {}
+  MINIMAX_AVX512 float column_scale(int64_t r, int64_t c) const {
+    if constexpr (kScaling == Fp8Scaling::kMx) return c < cols ? mx.value(mx.row(r)[c / 32]) : 0.0f;
+    return c < cols ? scales.tile(r, c) : 0.0f;
+  }
+  MINIMAX_AVX512 void row(int64_t r, int64_t c0, int64_t width, uint16_t* hi, uint16_t* lo,
+                          float* scale) const {
+    const uint8_t* src = data + r * stride + c0;
+    for (int64_t c = 0; c < width; c += 64) {
+      __m512i v[2];
+      e4m3_to_bf16(tables, load_codes(src + c, cols - c0 - c), v);
+      if constexpr (kScaling == Fp8Scaling::kChannel) {
+        _mm512_store_si512(hi + c, v[0]);
+        _mm512_store_si512(hi + c + 32, v[1]);
+      } else {
+#pragma GCC unroll 2
+        for (int h = 0; h < 2; ++h) {
+          __m512 a, b;
+          bf16_to_f32(v[h], &a, &b);
+          const int64_t at = c + 32 * h;  // in the panel; c0 + at in the row
+          a = _mm512_mul_ps(a, _mm512_set1_ps(column_scale(r, c0 + at)));
+          b = _mm512_mul_ps(b, _mm512_set1_ps(column_scale(r, c0 + at + 16)));
+          store_bf16<kLo>(a, b, hi + at, lo + at);
+        }
+      }
+    }
+    *scale = kScaling == Fp8Scaling::kChannel ? scales.channel(r) : 1.0f;
+  }
+};
+
+// FP8 tiles a multiple of 64 columns wide (the published 128 × 128): the codes decode exactly to
+// bf16 (one plane, no scale) and the tile scale multiplies the partial sums of each of the row's
+// column blocks (`segment_cols` wide) as they leave the tile registers. Against decoding each
+// product w · scale into hi + lo bf16 (Fp8Panel<kTile>): half the decode, and two tdpbf16ps per
+// product under split activations instead of three.
+struct Fp8TileSumsPanel {
+  static constexpr bool kLo = false;
+  static constexpr bool kScaledSegments = true;
+  static constexpr int kNibblesPerColumn = 2;
+  const uint8_t* data;
+  int64_t cols, stride, segment_cols;
+  Fp8Scales scales;
+  E4m3Tables512 tables;
+  MINIMAX_AVX512 explicit Fp8TileSumsPanel(const WeightView& w)
+      : data(w.data),
+        cols(w.cols),
+        stride(weight_data_stride(w)),
+        segment_cols(w.block_cols),
+        scales(w) {}
+  MINIMAX_AVX512 void row(int64_t r, int64_t c0, int64_t width, uint16_t* hi, uint16_t*,
+                          float* scale) const {
+    const uint8_t* src = data + r * stride + c0;
+    for (int64_t c = 0; c < width; c += 64) {
+      __m512i v[2];
+      e4m3_to_bf16(tables, load_codes(src + c, cols - c0 - c), v);
+      _mm512_store_si512(hi + c, v[0]);
+      _mm512_store_si512(hi + c + 32, v[1]);
+    }
+    *scale = 1.0f;
+  }
+  // The scale of row r's sums over the segment that starts at column c (< cols).
+  float segment_scale(int64_t r, int64_t c) const { return scales.tile(r, c); }
+};
+
+// 32 e2m1 elements (16 bytes, element 2i in the low nibble of byte i) -> f32 in column order.
+MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void e2m1_to_f32(__m512 table, const uint8_t* p, int64_t left,
+                                                      __m512* a, __m512* b) {
+  const __m128i bytes =
+      left >= 32
+          ? _mm_loadu_si128(reinterpret_cast<const __m128i*>(p))
+          : _mm_maskz_loadu_epi8(
+                static_cast<__mmask16>(_bzhi_u32(~0u, unsigned(std::max<int64_t>(left, 0) / 2))),
+                p);
+  const __m512i d = _mm512_cvtepu8_epi32(bytes);
+  const __m512 even = _mm512_permutexvar_ps(d, table);  // vpermps reads the low 4 bits
+  const __m512 odd = _mm512_permutexvar_ps(_mm512_srli_epi32(d, 4), table);
+  *a = _mm512_permutex2var_ps(
+      even, _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23), odd);
+  *b = _mm512_permutex2var_ps(
+      even, _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31), odd);
+}
+
+// MXFP4 (e8m0 per 32) and NVFP4 (e4m3 per 16, global scale on the sums): element times block
+// scale, a bf16 (hi only).
+template <bool kNv>
+struct Fp4Panel {
+  static constexpr bool kLo = false;
+  static constexpr int kNibblesPerColumn = 1;
+  const uint8_t* data;
+  const uint8_t* codes;
+  int64_t cols, stride, scale_stride;
+  const float* scale_values;  // e4m3 or e8m0 code -> value
+  float global;
+  __m512 table;
+  MINIMAX_AVX512 explicit Fp4Panel(const WeightView& w)
+      : data(w.data),
+        codes(static_cast<const uint8_t*>(w.scales)),
+        cols(w.cols),
+        stride(weight_data_stride(w)),
+        scale_stride(weight_scale_stride(w)),
+        scale_values(kNv ? decode_tables().e4m3 : decode_tables().e8m0),
+        global(kNv ? w.global_scale : 1.0f),
+        table(_mm512_load_ps(decode_tables().e2m1)) {}
+  MINIMAX_AVX512 void row(int64_t r, int64_t c0, int64_t width, uint16_t* hi, uint16_t*,
+                          float* scale) const {
+    const uint8_t* src = data + r * stride;
+    const uint8_t* s = codes + r * scale_stride;
+    for (int64_t at = 0; at < width; at += 32) {
+      const int64_t c = c0 + at;  // column in the row
+      __m512 a, b;
+      e2m1_to_f32(table, src + c / 2, cols - c, &a, &b);
+      const bool b_valid = c + 16 < cols;
+      if constexpr (kNv) {
+        a = _mm512_mul_ps(a, _mm512_set1_ps(c < cols ? scale_values[s[c / 16]] : 0.0f));
+        b = _mm512_mul_ps(b, _mm512_set1_ps(b_valid ? scale_values[s[c / 16 + 1]] : 0.0f));
+      } else {
+        const __m512 v = _mm512_set1_ps(c < cols ? scale_values[s[c / 32]] : 0.0f);
+        a = _mm512_mul_ps(a, v);
+        b = _mm512_mul_ps(b, v);
+      }
+      store_bf16<false>(a, b, hi + at, nullptr);
+    }
+    *scale = global;
+  }
+};
+
+// Panels whose sums are scaled per segment of columns (FP8 tiles), not once per row.
+template <class Src>
+constexpr bool kScaledSegments = requires {
+  Src::kScaledSegments;
+};
+
+}  // namespace
+}  // namespace minimax::cpu_linear_detail
