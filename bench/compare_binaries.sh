@@ -4,7 +4,7 @@
 # best of --repeat 3; prints each binary's best prefill and decode tok/s and new/old ratios, and
 # where the binary reports them (bench's compute peak), prefill GFLOP/s against that peak in wall
 # and in CPU time with the prefill's CPU share (on a busy machine the CPU-time ratio is the one
-# that means something).
+# that means something), then the median and range of the round-by-round new/old ratios.
 # Usage:
 #   [BENCH_ARGS="--prompt-tokens 512"] [OLD_ENV="K=V ..."] [NEW_ENV="K=V ..."] \
 #   bench/compare_binaries.sh OLD_MINIMAX NEW_MINIMAX MODEL_DIR [ROUNDS=3] [THREADS="1 2"]
@@ -37,7 +37,7 @@ done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 "$PY" - "$WORK" "$ROUNDS" $THREADS <<'PYEOF'
-import json, sys, os
+import json, os, statistics, sys
 work, rounds, threads = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 print(f"{'threads':>7} {'binary':>6} {'prefill tok/s':>14} {'decode tok/s':>13} "
       f"{'decode GB/s':>12} {'read GB/s':>10} {'decode/read':>12} {'prefill/peak':>13} "
@@ -62,4 +62,13 @@ for t in threads:
               f"{(f'{cpu:.3f}' if cpu else '-'):>10} {share:>9}")
     print(f"{t:>7} {'new/old':>6} {best['new'][0] / best['old'][0]:>14.3f} "
           f"{best['new'][1] / best['old'][1]:>13.3f}")
+    # Round by round (each new run right after its old one): on a host whose speed changes in
+    # phases the median of these ratios is steadier than the ratio of the bests.
+    pairs = [[json.load(open(os.path.join(work, f"{w}-{t}-{r}.json"))) for w in ("old", "new")]
+             for r in range(1, rounds + 1)]
+    for key, name in (("prefill_tok_s", "prefill"), ("decode_tok_s", "decode")):
+        ratios = sorted(n[key] / o[key] for o, n in pairs if o[key] > 0)
+        if ratios:
+            print(f"{t:>7} {name} new/old by round: median {statistics.median(ratios):.3f}, "
+                  f"range {ratios[0]:.3f}-{ratios[-1]:.3f}")
 PYEOF
