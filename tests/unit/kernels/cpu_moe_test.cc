@@ -324,11 +324,11 @@ std::vector<MoeCase> format_cases() {
                  {WeightFormat::kNvfp4, "nvfp4", 512, 320},
                  {WeightFormat::kMxfp8, "mxfp8", 512, 320}};
   // Large enough that both phases split every projection between the 2 threads (row slices of
-  // every format are read). 150 tokens (two formats; the batching does not depend on the format):
-  // several passes per expert and several waves.
+  // every format are read). 300 tokens (two formats; the batching does not depend on the format):
+  // ~150 per expert, so several calls per expert (items of at most 128) and several waves.
   for (const auto& f : formats)
-    for (int64_t T : {1, 5, 150})
-      if (T < 150 || f.f == WeightFormat::kFp8Channel || f.f == WeightFormat::kMxfp4)
+    for (int64_t T : {1, 5, 300})
+      if (T < 300 || f.f == WeightFormat::kFp8Channel || f.f == WeightFormat::kMxfp4)
         cases.push_back({std::string(f.name) + "_T" + std::to_string(T), f.f, f.H, f.I, 8, 4, T});
   return cases;
 }
