@@ -186,7 +186,7 @@ void cpu_moe(const MoeArgs& a, ThreadPool* pool) {
   if (plan.active.empty()) return;
 
   s.items.clear();
-  // An expert's tokens in equal items of at most kItemTokens (140 tokens: 70 + 70, not 128 + 12), so
+  // An expert's tokens in equal items of at most kItemTokens (140: 70 + 70, not 128 + 12), so
   // that no item is left with a few tokens: small calls run slower kernels (and under
   // kBF16Batches, fewer than kBatchTokens tokens miss the batch GEMM).
   for (int e : plan.active) {
