@@ -34,8 +34,14 @@ void cpu_rope(float* x, int64_t T, const int32_t* positions, const RopeParams& p
 // ties to the lower expert id), choosing by insertion instead of sorting every expert.
 void cpu_route(const RouterArgs& args);
 
-// f32 with std::exp in f32: within a few f32 roundings of the reference per element.
+// Within a few f32 roundings of the reference per element: on AVX-512 in double, eight lanes at
+// a time (the exact result rounded once, up to ~1e-15 from the exponential), else f32 with
+// std::exp.
 void cpu_glu(const float* gate, const float* up, int64_t n, const GluParams& params, float* out);
+// The same with the kernel of a given ISA level (AVX2 runs the portable loop); Error if the CPU
+// does not support it.
+void cpu_glu_at(const float* gate, const float* up, int64_t n, const GluParams& params, float* out,
+                CpuIsa isa);
 
 // f32 attention: SIMD dot products over head_dim, online softmax over tiles of slots with a
 // vectorised exp, the query heads of a KV group sharing each K/V row. Slots are visited in the same
@@ -55,10 +61,10 @@ void cpu_select_blocks_at(const BlockSelectArgs& args, ThreadPool* pool, CpuIsa 
 
 // Grouped MoE: tokens gathered per expert (plan as reference/moe_plan.h), every active expert's
 // gate and up run over its tokens with cpu_linear, the activation in f32, then down, and the
-// results added into y with the routing weights. Each expert's weights stream once per call (per 64
-// tokens of an expert): the threads split every projection's output rows, all active experts in one
-// pool call per phase (gate/up, then down). Scratch is reused across calls. f32 throughout; results
-// do not depend on the pool size.
+// results added into y with the routing weights. Each expert's weights stream once per call (per
+// 128 tokens of an expert): the threads split every projection's output rows, all active experts in
+// one pool call per phase (gate/up, then down). Scratch is reused across calls. f32 throughout;
+// results do not depend on the pool size.
 void cpu_moe(const MoeArgs& args, ThreadPool* pool);
 
 }  // namespace minimax

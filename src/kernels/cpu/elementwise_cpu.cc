@@ -130,7 +130,19 @@ void cpu_rope(float* x, int64_t T, const int32_t* positions, const RopeParams& p
   });
 }
 
+namespace cpu_ops_detail {
+// glu_avx512.cc
+void glu_avx512(const float* gate, const float* up, int64_t n, const GluParams& p, float* out);
+}  // namespace cpu_ops_detail
+
 void cpu_glu(const float* gate, const float* up, int64_t n, const GluParams& p, float* out) {
+  cpu_glu_at(gate, up, n, p, out, default_cpu_isa());
+}
+
+void cpu_glu_at(const float* gate, const float* up, int64_t n, const GluParams& p, float* out,
+                CpuIsa isa) {
+  if (!cpu_supports(isa)) fail("glu: this CPU does not support {}", cpu_isa_name(isa));
+  if (isa == CpuIsa::kAvx512) return cpu_ops_detail::glu_avx512(gate, up, n, p, out);
   if (p.kind == GluKind::kSilu) {
     for (int64_t i = 0; i < n; ++i) {
       const float g = gate[i];

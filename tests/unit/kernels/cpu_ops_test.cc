@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "base/error.h"
@@ -193,18 +195,69 @@ TEST(CpuGlu, WithinAFewRoundingsOfTheReference) {
         up[2] = -7.5f;
         gate[3] = 0.0f;
       }
-      std::vector<float> ref(n), got(n), in_place = gate;
+      std::vector<float> ref(n);
       reference::glu(gate.data(), up.data(), n, p, ref.data());
-      cpu_glu(gate.data(), up.data(), n, p, got.data());
-      cpu_glu(in_place.data(), up.data(), n, p, in_place.data());
-      for (int64_t i = 0; i < n; ++i) {
-        const double rel = kind == GluKind::kSilu
-                               ? 6 * kU
-                               : (6 + std::fabs(p.alpha * std::min(gate[i], p.limit))) * kU;
-        ASSERT_LE(std::fabs(got[i] - ref[i]), rel * std::fabs(ref[i]) + 1e-37)
-            << (kind == GluKind::kSilu ? "silu" : "swiglu-oai") << " g=" << gate[i]
-            << " u=" << up[i];
-        ASSERT_EQ(got[i], in_place[i]);
+      for (CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512}) {
+        if (!cpu_supports(isa)) continue;
+        std::vector<float> got(n), in_place = gate;
+        cpu_glu_at(gate.data(), up.data(), n, p, got.data(), isa);
+        cpu_glu_at(in_place.data(), up.data(), n, p, in_place.data(), isa);
+        for (int64_t i = 0; i < n; ++i) {
+          const double rel = kind == GluKind::kSilu
+                                 ? 6 * kU
+                                 : (6 + std::fabs(p.alpha * std::min(gate[i], p.limit))) * kU;
+          ASSERT_LE(std::fabs(got[i] - ref[i]), rel * std::fabs(ref[i]) + 1e-37)
+              << (kind == GluKind::kSilu ? "silu" : "swiglu-oai") << " g=" << gate[i]
+              << " u=" << up[i] << " isa " << cpu_isa_name(isa);
+          ASSERT_EQ(got[i], in_place[i]);
+        }
+      }
+    }
+  }
+}
+
+TEST(CpuGlu, Avx512IsTheDoubleResultRoundedOnceEvenAtTheEdges) {
+  // The AVX-512 kernel computes in double: against the same formula in double (std::exp), at
+  // zeros, denormals, exp's overflow in f32 and in double, infinities and NaN, every output is
+  // that value rounded to f32 (or one ulp off it), zeros keep their sign and NaN stays NaN.
+  if (!cpu_supports(CpuIsa::kAvx512)) GTEST_SKIP() << "no AVX-512 on this CPU";
+  const float inf = std::numeric_limits<float>::infinity(), nan = std::nanf("");
+  const std::vector<float> specials = {0.0f,    -0.0f,  1e-40f,  -1e-40f, 88.0f,  -88.0f, 104.0f,
+                                       -104.0f, 800.0f, -800.0f, 1e30f,   -1e30f, 3e38f,  -3e38f,
+                                       inf,     -inf,   nan,     7.0f,    -7.0f,  1.0f,   -2.5f};
+  std::vector<float> gate, up;
+  for (float g : specials)
+    for (float u : specials) {
+      gate.push_back(g);
+      up.push_back(u);
+    }
+  // And the working range, densely: a coefficient of the exponential off by 1e-4 shows here.
+  const auto g_random = random_floats(4096, 7, 30.0f), u_random = random_floats(4096, 8, 10.0f);
+  gate.insert(gate.end(), g_random.begin(), g_random.end());
+  up.insert(up.end(), u_random.begin(), u_random.end());
+  const int64_t n = static_cast<int64_t>(gate.size());
+  for (GluKind kind : {GluKind::kSilu, GluKind::kSwigluOai}) {
+    GluParams p;
+    p.kind = kind;
+    std::vector<float> got(n);
+    cpu_glu_at(gate.data(), up.data(), n, p, got.data(), CpuIsa::kAvx512);
+    for (int64_t i = 0; i < n; ++i) {
+      double g = gate[i], u = up[i], arg = g;
+      if (kind == GluKind::kSwigluOai) {
+        g = std::min(g, static_cast<double>(p.limit));
+        u = std::clamp(u, -static_cast<double>(p.limit), static_cast<double>(p.limit)) + p.beta;
+        arg = static_cast<double>(p.alpha) * g;
+      }
+      const float want = static_cast<float>(g / (1.0 + std::exp(-arg)) * u);
+      const std::string where = std::string(kind == GluKind::kSilu ? "silu" : "swiglu-oai") +
+                                " g=" + std::to_string(gate[i]) + " u=" + std::to_string(up[i]);
+      if (std::isnan(want)) {
+        EXPECT_TRUE(std::isnan(got[i])) << where << " got " << got[i];
+      } else if (want == 0.0f || std::isinf(want)) {
+        EXPECT_EQ(got[i], want) << where;
+        EXPECT_EQ(std::signbit(got[i]), std::signbit(want)) << where;
+      } else {
+        EXPECT_LE(std::fabs(got[i] - want), 2 * kU * std::fabs(want)) << where << " got " << got[i];
       }
     }
   }
