@@ -20,10 +20,15 @@ void cpu_add(float* y, const float* x, int64_t n, ThreadPool* pool);
 // decoder of the reference); the same Error as the reference for a token outside the table.
 void cpu_embedding(const WeightView& table, const int32_t* tokens, int64_t T, float* out);
 
-// Sum of squares in double (8 partial sums), scaling in f32: within 3 f32 roundings of the
-// reference per element.
+// Sum of squares in double (8 partial sums), scaling in double, rounded to f32 once: within 3 f32
+// roundings of the reference per element. On AVX-512 the partial sums are a vector's lanes: the
+// same bits.
 void cpu_rms_norm(const float* x, int64_t rows, int64_t dim, const float* weight, float eps,
                   bool add_one, float* out, ThreadPool* pool);
+// The same with the kernel of a given ISA level (AVX2 runs the portable loop); Error if the CPU
+// does not support it.
+void cpu_rms_norm_at(const float* x, int64_t rows, int64_t dim, const float* weight, float eps,
+                     bool add_one, float* out, ThreadPool* pool, CpuIsa isa);
 
 // Bit-identical to the reference (same f32 angle, cos and sin in double, rotation in double), with
 // the inverse frequencies computed once per call and cos/sin once per (token, pair).

@@ -69,12 +69,29 @@ void cpu_embedding(const WeightView& table, const int32_t* tokens, int64_t T, fl
   }
 }
 
+namespace cpu_ops_detail {
+// elementwise_avx512.cc
+void glu_avx512(const float* gate, const float* up, int64_t n, const GluParams& p, float* out);
+void rms_norm_row_avx512(const float* x, int64_t dim, const float* weight, float eps, bool add_one,
+                         float* out);
+}  // namespace cpu_ops_detail
+
 void cpu_rms_norm(const float* x, int64_t rows, int64_t dim, const float* weight, float eps,
                   bool add_one, float* out, ThreadPool* pool) {
+  cpu_rms_norm_at(x, rows, dim, weight, eps, add_one, out, pool, default_cpu_isa());
+}
+
+void cpu_rms_norm_at(const float* x, int64_t rows, int64_t dim, const float* weight, float eps,
+                     bool add_one, float* out, ThreadPool* pool, CpuIsa isa) {
   if (dim <= 0) fail("rms_norm: dim must be positive, got {}", dim);
+  if (!cpu_supports(isa)) fail("rms_norm: this CPU does not support {}", cpu_isa_name(isa));
   for_rows(pool, rows, dim, [&](int64_t begin, int64_t end) {
     for (int64_t r = begin; r < end; ++r) {
       const float* xr = x + r * dim;
+      if (isa == CpuIsa::kAvx512) {
+        cpu_ops_detail::rms_norm_row_avx512(xr, dim, weight, eps, add_one, out + r * dim);
+        continue;
+      }
       // Eight independent double sums: the squares of f32 values are exact in double, and the
       // chains are short enough to pipeline.
       double part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -129,11 +146,6 @@ void cpu_rope(float* x, int64_t T, const int32_t* positions, const RopeParams& p
     }
   });
 }
-
-namespace cpu_ops_detail {
-// glu_avx512.cc
-void glu_avx512(const float* gate, const float* up, int64_t n, const GluParams& p, float* out);
-}  // namespace cpu_ops_detail
 
 void cpu_glu(const float* gate, const float* up, int64_t n, const GluParams& p, float* out) {
   cpu_glu_at(gate, up, n, p, out, default_cpu_isa());

@@ -65,6 +65,28 @@ TEST(CpuRmsNorm, WithinThreeRoundingsOfTheReference) {
   }
 }
 
+TEST(CpuRmsNorm, EveryLevelGivesThePortableBits) {
+  // The AVX-512 rows keep the portable loop's eight partial sums as lanes: the same bits, at
+  // every tail length and with the (1 + w) weights.
+  uint32_t seed = 100;
+  for (int64_t dim : {1, 5, 8, 13, 64, 517, 3072}) {
+    for (bool add_one : {false, true}) {
+      const auto x = random_floats(3 * dim, seed++, 3.0f);
+      const auto w = random_floats(dim, seed++, 0.5f);
+      std::vector<float> want(x.size());
+      cpu_rms_norm_at(x.data(), 3, dim, w.data(), 1e-6f, add_one, want.data(), nullptr,
+                      CpuIsa::kScalar);
+      for (CpuIsa isa : {CpuIsa::kAvx2, CpuIsa::kAvx512}) {
+        if (!cpu_supports(isa)) continue;
+        std::vector<float> got(x.size());
+        cpu_rms_norm_at(x.data(), 3, dim, w.data(), 1e-6f, add_one, got.data(), nullptr, isa);
+        EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(float)), 0)
+            << cpu_isa_name(isa) << " dim " << dim << " add_one " << add_one;
+      }
+    }
+  }
+}
+
 TEST(CpuRmsNorm, RejectsEmptyRows) {
   float x = 1, w = 1;
   EXPECT_THROW(cpu_rms_norm(&x, 1, 0, &w, 1e-6f, false, &x, nullptr), Error);

@@ -1,11 +1,19 @@
-// The gated activations (cpu_glu) on AVX-512: eight lanes of double per step, so each output is
-// the exact product rounded once to f32 (plus ~1e-15 relative from the exponential), well inside
-// the few f32 roundings the scalar loop spends. The scalar loop's expf was ~4% of a 512-token
-// prefill (perf, fp8-block bench shape); this takes 0.33-0.45 of its time per element (SiLU 1.6-1.9
-// against 3.9-6.0 ns, SwiGLU-OAI 1.9-2.6 against 4.8-7.7, 98,304 elements, the Xeon VM).
-// Replacing the division by vrcp14pd and two Newton steps measured no faster.
+// Element-wise ops on AVX-512 (cpu_glu, cpu_rms_norm; elementwise_cpu.cc dispatches).
+//
+// Gated activations: eight lanes of double per step, so each output is the exact product rounded
+// once to f32 (plus ~1e-15 relative from the exponential), well inside the few f32 roundings the
+// scalar loop spends. The scalar loop's expf was ~4% of a 512-token prefill (perf, fp8-block bench
+// shape); this takes 0.33-0.45 of its time per element (SiLU 1.6-1.9 against 3.9-6.0 ns,
+// SwiGLU-OAI 1.9-2.6 against 4.8-7.7, 98,304 elements, the Xeon VM). Replacing the division by
+// vrcp14pd and two Newton steps measured no faster.
+//
+// RMSNorm rows: the portable loop's arithmetic lane for lane (its eight double partial sums are
+// the eight lanes; squares of f32 values are exact in double, so a fused multiply-add rounds as
+// its add did), so the results are the same bits.
 #define MINIMAX_AVX512_TARGET "avx512f,avx512dq,avx512vl,fma"
 #include <immintrin.h>
+
+#include <cmath>
 
 #include "kernels/cpu/cpu_ops.h"
 
@@ -86,6 +94,33 @@ MINIMAX_AVX512 void glu_loop(const float* gate, const float* up, int64_t n, cons
 }
 
 }  // namespace
+
+MINIMAX_AVX512 void rms_norm_row_avx512(const float* x, int64_t dim, const float* weight, float eps,
+                                        bool add_one, float* out) {
+  __m512d acc = _mm512_setzero_pd();
+  int64_t i = 0;
+  for (; i + 8 <= dim; i += 8) {
+    const __m512d v = _mm512_cvtps_pd(_mm256_loadu_ps(x + i));
+    acc = _mm512_fmadd_pd(v, v, acc);
+  }
+  if (i < dim) {  // element i + j into lane j, as the portable loop's part[i % 8]
+    const __mmask8 m = static_cast<__mmask8>((1u << (dim - i)) - 1);
+    const __m512d v = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(m, x + i));
+    acc = _mm512_fmadd_pd(v, v, acc);
+  }
+  alignas(64) double part[8];
+  _mm512_store_pd(part, acc);
+  const double sum_sq =
+      ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
+  const __m512d inv = _mm512_set1_pd(1.0 / std::sqrt(sum_sq / static_cast<double>(dim) + eps));
+  for (int64_t c = 0; c < dim; c += 8) {
+    const __mmask8 m = dim - c >= 8 ? __mmask8{0xFF} : static_cast<__mmask8>((1u << (dim - c)) - 1);
+    const __m512d xv = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(m, x + c));
+    __m512d wv = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(m, weight + c));
+    if (add_one) wv = _mm512_add_pd(_mm512_set1_pd(1.0), wv);
+    _mm256_mask_storeu_ps(out + c, m, _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_mul_pd(xv, inv), wv)));
+  }
+}
 
 void glu_avx512(const float* gate, const float* up, int64_t n, const GluParams& p, float* out) {
   if (p.kind == GluKind::kSilu) return glu_loop<false>(gate, up, n, p, out);
