@@ -53,22 +53,6 @@ struct Bf16Panel {
   }
 };
 
-// 64 e4m3 codes -> bf16 in column order: v[0] codes 0-31, v[1] codes 32-63.
-MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void e4m3_to_bf16(const E4m3Tables512& tables, __m512i codes,
-                                                       __m512i* v) {
-  // pairs() leaves codes 16L + (0..7) in lane L of vector 0 and 16L + (8..15) in vector 1.
-  __m512i p[2];
-  tables.pairs(codes, p);
-  v[0] = _mm512_permutex2var_epi64(p[0], _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), p[1]);
-  v[1] = _mm512_permutex2var_epi64(p[0], _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15), p[1]);
-}
-
-MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE __m512i load_codes(const uint8_t* p, int64_t left) {
-  return left >= 64
-             ? _mm512_loadu_si512(p)
-             : _mm512_maskz_loadu_epi8(_bzhi_u64(~0ull, unsigned(std::max<int64_t>(left, 0))), p);
-}
-
 // FP8 rows: per channel exact (the row scale multiplies the sums); per tile (kTile) or MXFP8
 // (kMx) each value times its scale as f32, stored as hi (+ lo for kTile; an e8m0 power of two
 // keeps an e4m3 value a bf16).
@@ -133,13 +117,7 @@ struct Fp8TileSumsPanel {
         scales(w) {}
   MINIMAX_AVX512 void row(int64_t r, int64_t c0, int64_t width, uint16_t* hi, uint16_t*,
                           float* scale) const {
-    const uint8_t* src = data + r * stride + c0;
-    for (int64_t c = 0; c < width; c += 64) {
-      __m512i v[2];
-      e4m3_to_bf16(tables, load_codes(src + c, cols - c0 - c), v);
-      _mm512_store_si512(hi + c, v[0]);
-      _mm512_store_si512(hi + c + 32, v[1]);
-    }
+    e4m3_row_to_bf16(tables, data + r * stride + c0, cols - c0, width, hi);
     *scale = 1.0f;
   }
   // The scale of row r's sums over the segment that starts at column c (< cols).

@@ -2,6 +2,7 @@
 // give the low and high bytes of each code's bf16 value (exact for every code, NaN included).
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
@@ -45,6 +46,36 @@ struct E4m3Tables512 {
     return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(lo, hi, sign, 0xFE));  // lo | hi | sign
   }
 };
+
+// 64 e4m3 codes -> bf16 in column order: v[0] codes 0-31, v[1] codes 32-63.
+MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void e4m3_to_bf16(const E4m3Tables512& tables, __m512i codes,
+                                                       __m512i* v) {
+  // pairs() leaves codes 16L + (0..7) in lane L of vector 0 and 16L + (8..15) in vector 1.
+  __m512i p[2];
+  tables.pairs(codes, p);
+  v[0] = _mm512_permutex2var_epi64(p[0], _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), p[1]);
+  v[1] = _mm512_permutex2var_epi64(p[0], _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15), p[1]);
+}
+
+// 64 codes from p, zeros past the first `left` (which may be 0 or less).
+MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE __m512i load_codes(const uint8_t* p, int64_t left) {
+  return left >= 64
+             ? _mm512_loadu_si512(p)
+             : _mm512_maskz_loadu_epi8(_bzhi_u64(~0ull, unsigned(std::max<int64_t>(left, 0))), p);
+}
+
+// Codes [0, width) of an e4m3 row, `valid` of them real (zeros past them), -> bf16 in column
+// order at dst (width a multiple of 64, dst 64-byte aligned): the FP8 panels of both batch GEMMs.
+MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void e4m3_row_to_bf16(const E4m3Tables512& tables,
+                                                           const uint8_t* src, int64_t valid,
+                                                           int64_t width, uint16_t* dst) {
+  for (int64_t c = 0; c < width; c += 64) {
+    __m512i v[2];
+    e4m3_to_bf16(tables, load_codes(src + c, valid - c), v);
+    _mm512_store_si512(dst + c, v[0]);
+    _mm512_store_si512(dst + c + 32, v[1]);
+  }
+}
 
 // Where an FP8 row's scales come from: per row, per tile, or an e8m0 per 32 columns (MXFP8).
 enum class Fp8Scaling { kChannel, kTile, kMx };

@@ -163,22 +163,9 @@ struct Fp8Rows {
         scales(w) {}
   MINIMAX_AVX512 const uint16_t* rows(int64_t r, int n, uint16_t* panel, int64_t* w_stride,
                                       float* scale) const {
-    // pairs() leaves codes 16L + (0..7) in lane L of vector 0 and 16L + (8..15) in vector 1.
-    const __m512i first = _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11);
-    const __m512i second = _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15);
     for (int i = 0; i < n; ++i) {
-      const uint8_t* src = data + (r + i) * stride;
-      uint16_t* dst = panel + i * panel_stride;
-      for (int64_t c = 0; c < panel_stride; c += 64) {
-        const int64_t left = cols - c;
-        const __m512i codes =
-            left >= 64 ? _mm512_loadu_si512(src + c)
-                       : _mm512_maskz_loadu_epi8(_bzhi_u64(~0ull, unsigned(left)), src + c);
-        __m512i p[2];
-        tables.pairs(codes, p);
-        _mm512_store_si512(dst + c, _mm512_permutex2var_epi64(p[0], first, p[1]));
-        _mm512_store_si512(dst + c + 32, _mm512_permutex2var_epi64(p[0], second, p[1]));
-      }
+      e4m3_row_to_bf16(tables, data + (r + i) * stride, cols, panel_stride,
+                       panel + i * panel_stride);
       scale[i] = kBlock ? 1.0f : scales.channel(r + i);
     }
     *w_stride = panel_stride;
