@@ -10,22 +10,13 @@
 // RMSNorm rows: the portable loop's arithmetic lane for lane (its eight double partial sums are
 // the eight lanes; squares of f32 values are exact in double, so a fused multiply-add rounds as
 // its add did), so the results are the same bits.
-#define MINIMAX_AVX512_TARGET "avx512f,avx512dq,avx512vl,fma"
+#define MINIMAX_SIMD_LEVEL 2  // simd_vec-inl.h: the AVX-512 target attribute (MINIMAX_SIMD)
 #include <immintrin.h>
 
 #include <cmath>
 
 #include "kernels/cpu/cpu_ops.h"
-
-#define MINIMAX_AVX512 __attribute__((target(MINIMAX_AVX512_TARGET)))
-#define MINIMAX_ALWAYS_INLINE inline __attribute__((always_inline))
-
-// GCC 12's AVX-512 intrinsics fill their unused pass-through operand from a self-initialized
-// variable, which its own uninitialized-use warnings then report (GCC bug 105593, fixed in 13).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+#include "kernels/cpu/simd_vec-inl.h"
 
 namespace minimax::cpu_ops_detail {
 namespace {
@@ -34,7 +25,7 @@ namespace {
 // e^r by its Taylor series to r^12/12! (relative error below 1e-15), times 2^n by vscalefpd. x is
 // first clamped to ±750, past the double range both ways, so that the reduction stays exact and
 // the result is inf or 0 there (vmaxpd / vminpd return their second operand, x, when it is NaN).
-MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE __m512d exp_pd(__m512d x) {
+MINIMAX_SIMD_INLINE __m512d exp_pd(__m512d x) {
   x = _mm512_min_pd(_mm512_set1_pd(750.0), _mm512_max_pd(_mm512_set1_pd(-750.0), x));
   const __m512d n = _mm512_roundscale_pd(_mm512_mul_pd(x, _mm512_set1_pd(1.4426950408889634)),
                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
@@ -62,7 +53,7 @@ MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE __m512d exp_pd(__m512d x) {
 
 // act(gate, up) for 8 values (kOai: SwiGLU-OAI with its clamps, else SiLU).
 template <bool kOai>
-MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE __m256 glu8(__m256 gate, __m256 up, const GluParams& p) {
+MINIMAX_SIMD_INLINE __m256 glu8(__m256 gate, __m256 up, const GluParams& p) {
   __m512d g = _mm512_cvtps_pd(gate), u = _mm512_cvtps_pd(up);
   __m512d arg = g;
   if constexpr (kOai) {
@@ -80,8 +71,8 @@ MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE __m256 glu8(__m256 gate, __m256 up, const G
 }
 
 template <bool kOai>
-MINIMAX_AVX512 void glu_loop(const float* gate, const float* up, int64_t n, const GluParams& p,
-                             float* out) {
+MINIMAX_SIMD void glu_loop(const float* gate, const float* up, int64_t n, const GluParams& p,
+                           float* out) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
     _mm256_storeu_ps(out + i, glu8<kOai>(_mm256_loadu_ps(gate + i), _mm256_loadu_ps(up + i), p));
@@ -95,8 +86,8 @@ MINIMAX_AVX512 void glu_loop(const float* gate, const float* up, int64_t n, cons
 
 }  // namespace
 
-MINIMAX_AVX512 void rms_norm_row_avx512(const float* x, int64_t dim, const float* weight, float eps,
-                                        bool add_one, float* out) {
+MINIMAX_SIMD void rms_norm_row_avx512(const float* x, int64_t dim, const float* weight, float eps,
+                                      bool add_one, float* out) {
   __m512d acc = _mm512_setzero_pd();
   int64_t i = 0;
   for (; i + 8 <= dim; i += 8) {
