@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/thread_pool.h"
 #include "kernels/cpu/linear.h"
 
@@ -86,10 +87,6 @@ uint64_t sum_words(const uint8_t* p, size_t n) {
     }
   }
   return a[0] + a[1] + a[2] + a[3];
-}
-
-double seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 // Best of five of each, over buffers touched beforehand (no page faults in the timing).
@@ -275,9 +272,10 @@ void BM_Linear(benchmark::State& state) {
   state.counters["vs_memcpy"] =
       benchmark::Counter(bytes / g_bandwidth.memcpy_bytes_per_s, benchmark::Counter::kIsRate);
   const WeightView& v = cached ? small : w.views[0];
-  state.counters["GFLOPs"] = benchmark::Counter(
-      2e-9 * static_cast<double>(v.rows * v.cols * tokens) * static_cast<double>(state.iterations()),
-      benchmark::Counter::kIsRate);
+  state.counters["GFLOPs"] =
+      benchmark::Counter(2e-9 * static_cast<double>(v.rows * v.cols * tokens) *
+                             static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate);
   state.SetLabel(std::string(cpu_isa_name(options.isa)) +
                  (options.activations == ActivationPrecision::kF32
                       ? std::string()
@@ -378,8 +376,7 @@ int main(int argc, char** argv) {
       g_bandwidth.readn_bytes_per_s / 1e9, pool_of(0).size());
   std::printf("CPU: avx2 %d, avx512 %d, avx512_bf16 %d, amx %d; default kernels: %s\n",
               cpu_features().avx2, cpu_features().avx512, cpu_features().avx512_bf16,
-              cpu_amx_enabled(),
-              std::string(cpu_isa_name(default_cpu_isa())).c_str());
+              cpu_amx_enabled(), std::string(cpu_isa_name(default_cpu_isa())).c_str());
   register_baselines();
   register_benchmarks();
   register_baselines();

@@ -10,11 +10,6 @@
 namespace minimax {
 namespace {
 
-bool ends_with(const std::string& text, std::string_view suffix) {
-  return text.size() >= suffix.size() &&
-         text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 constexpr std::string_view kWeightSuffix = ".weight";
 constexpr std::string_view kScaleSuffix = ".weight_scale";
 
@@ -69,7 +64,7 @@ void check_config_matches(const nlohmann::json& config, const ConvertPlan& plan,
     fail("converted config.json: quantization_config is not compressed-tensors FP8");
   for (const OutputShard& shard : plan.shards) {
     for (const OutputTensor& t : shard.tensors) {
-      if (!ends_with(t.decl.name, kWeightSuffix) || t.decl.shape.size() != 2) continue;
+      if (!t.decl.name.ends_with(kWeightSuffix) || t.decl.shape.size() != 2) continue;
       const TensorRole role = classify_tensor(t.decl.name, model);
       if (!is_linear_role(role)) continue;
       const std::string module = strip(t.decl.name, kWeightSuffix);
@@ -89,9 +84,9 @@ void check_config_matches(const nlohmann::json& config, const ConvertPlan& plan,
 std::optional<TensorDecl> quark_fp8_copy(const TensorStore& source, const QuantConfig& quant,
                                          Fp8Target target, const SafetensorsFile& file,
                                          const TensorInfo& info) {
-  const bool is_weight = ends_with(info.name, kWeightSuffix);
-  const bool is_scale = ends_with(info.name, kScaleSuffix);
-  const bool is_input = ends_with(info.name, ".input_scale");
+  const bool is_weight = info.name.ends_with(kWeightSuffix);
+  const bool is_scale = info.name.ends_with(kScaleSuffix);
+  const bool is_input = info.name.ends_with(".input_scale");
   if (!is_weight && !is_scale && !is_input) return std::nullopt;
   const std::string module = strip(info.name, is_weight  ? kWeightSuffix
                                               : is_scale ? kScaleSuffix
@@ -141,7 +136,8 @@ uint64_t OutputShard::data_bytes() const {
 }
 
 nlohmann::json converted_config_json(const ModelConfig& model, const QuantConfig& source,
-                                     Fp8Target target, const std::vector<std::string>& also_ignore) {
+                                     Fp8Target target,
+                                     const std::vector<std::string>& also_ignore) {
   nlohmann::json config = model.raw;
   nlohmann::json quant = converted_fp8_config_json(model, source);
   for (const std::string& module : also_ignore) quant["ignore"].push_back(module);
@@ -180,8 +176,8 @@ ConvertPlan plan_conversion(const TensorStore& source, const ModelConfig& model,
       plan.source_bytes += info.nbytes();
       const TensorRole role = classify_tensor(info.name, model);
       std::optional<Mxfp4Source> mxfp4;
-      const bool is_weight = ends_with(info.name, kWeightSuffix);
-      const bool is_scale = ends_with(info.name, kScaleSuffix);
+      const bool is_weight = info.name.ends_with(kWeightSuffix);
+      const bool is_scale = info.name.ends_with(kScaleSuffix);
       if (is_weight) mxfp4 = find_mxfp4(source, strip(info.name, kWeightSuffix));
       if (is_scale) mxfp4 = find_mxfp4(source, strip(info.name, kScaleSuffix));
       OutputTensor out;
@@ -190,7 +186,7 @@ ConvertPlan plan_conversion(const TensorStore& source, const ModelConfig& model,
         out.kind = OutputKind::kCopy;
         out.copy_source = TensorRef{&file, &info};
         ++plan.copied;
-        if (ends_with(info.name, kWeightSuffix)) ++plan.fp8_copied;
+        if (info.name.ends_with(kWeightSuffix)) ++plan.fp8_copied;
         plan.output_bytes += out.decl.nbytes();
         shard.tensors.push_back(std::move(out));
         continue;
@@ -236,8 +232,7 @@ ConvertPlan plan_conversion(const TensorStore& source, const ModelConfig& model,
   for (const OutputShard& shard : plan.shards)
     for (const OutputTensor& t : shard.tensors)
       if (t.kind != OutputKind::kFp8Weight && t.decl.dtype != DType::kF8_E4M3 &&
-          t.decl.shape.size() == 2 &&
-          ends_with(t.decl.name, kWeightSuffix) &&
+          t.decl.shape.size() == 2 && t.decl.name.ends_with(kWeightSuffix) &&
           classify_tensor(t.decl.name, model) == TensorRole::kMtp)
         mtp_linears.push_back(strip(t.decl.name, kWeightSuffix));
   plan.config = converted_config_json(model, quant, target, mtp_linears);

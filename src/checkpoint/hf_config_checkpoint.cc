@@ -47,7 +47,7 @@ json& language_model_object(json& config) {
 
 // Bytes generated per step: large enough that each thread works on megabytes, small enough to
 // keep memory flat whatever the tensor size.
-constexpr uint64_t kChunkBytes = 64ull << 20;
+constexpr uint64_t kGenerateChunkBytes = 64ull << 20;
 
 // Streams one stored tensor into the writer in chunks, each filled by all threads.
 void write_random_tensor(SafetensorsWriter& writer, const TensorDecl& decl,
@@ -55,8 +55,8 @@ void write_random_tensor(SafetensorsWriter& writer, const TensorDecl& decl,
                          ThreadPool& pool, Progress& progress) {
   const uint64_t total = decl.nbytes();
   constexpr uint64_t kPiece = 1 << 20;  // a multiple of every element size
-  for (uint64_t offset = 0; offset < total; offset += kChunkBytes) {
-    const uint64_t n = std::min(kChunkBytes, total - offset);
+  for (uint64_t offset = 0; offset < total; offset += kGenerateChunkBytes) {
+    const uint64_t n = std::min(kGenerateChunkBytes, total - offset);
     const uint64_t pieces = (n + kPiece - 1) / kPiece;
     pool.parallel_for(pieces, [&](size_t begin, size_t end, size_t) {
       for (size_t p = begin; p < end; ++p) {
@@ -135,7 +135,7 @@ RandomCheckpointSummary write_random_checkpoint(const json& config, const std::s
            format_bytes(static_cast<double>(max_shard_bytes)));
 
   Progress progress("make-tiny", summary.tensor_bytes);
-  std::vector<uint8_t> buffer(kChunkBytes);
+  std::vector<uint8_t> buffer(kGenerateChunkBytes);
   std::map<std::string, std::string> weight_map;
   for (size_t s = 0; s < shards.size(); ++s) {
     const std::string name = shard_file_name(static_cast<int>(s + 1), summary.shards);

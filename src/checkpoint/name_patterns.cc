@@ -34,13 +34,6 @@ bool match_set(std::string_view pattern, size_t open, char ch, size_t* end, bool
   return true;
 }
 
-bool starts_with(std::string_view text, std::string_view prefix) {
-  return text.substr(0, prefix.size()) == prefix;
-}
-bool ends_with(std::string_view text, std::string_view suffix) {
-  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
-}
-
 }  // namespace
 
 bool has_glob_chars(std::string_view pattern) {
@@ -97,19 +90,19 @@ bool regex_match_start(const std::string& pattern, const std::string& name) {
 
 bool matches_modules_to_not_convert(const std::string& entry, const std::string& name) {
   // transformers also tries re.match(entry + "\\."), which the plain re.match already covers.
-  if (ends_with(name, entry)) return true;
+  if (name.ends_with(entry)) return true;
   // Without regex syntax re.match is a prefix test; skip std::regex on the common path.
-  if (entry.find_first_of(".^$*+?()[]{}|\\") == std::string::npos) return starts_with(name, entry);
+  if (entry.find_first_of(".^$*+?()[]{}|\\") == std::string::npos) return name.starts_with(entry);
   return regex_match_start(entry, name);
 }
 
 bool matches_compressed_tensors(const std::string& entry, const std::string& name) {
-  if (starts_with(entry, "re:")) return regex_match_start(entry.substr(3), name);
+  if (entry.starts_with("re:")) return regex_match_start(entry.substr(3), name);
   return entry == name;
 }
 
 bool matches_quark(const std::string& entry, const std::string& name) {
-  if (starts_with(entry, "re:")) return regex_match_start(entry.substr(3), name);
+  if (entry.starts_with("re:")) return regex_match_start(entry.substr(3), name);
   return entry == name || glob_match(entry, name);
 }
 

@@ -59,11 +59,6 @@ double e8m0_step_rms() {
   return std::sqrt(squares / 4);
 }
 
-bool ends_with(const std::string& s, std::string_view suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 uint64_t mix(uint64_t z) {  // splitmix64's finalizer
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
@@ -122,24 +117,24 @@ RandomTensorSource::RandomTensorSource(const TensorSpec& spec, const StoredTenso
                       : f64_to_fp8(kFp8CodeSigma * z256[i], Fp8Format::kE4M3FN);
     }
     return;
-  } else if (ends_with(stored.name, ".weight_scale") && scheme == QuantScheme::kMxfp4) {
+  } else if (stored.name.ends_with(".weight_scale") && scheme == QuantScheme::kMxfp4) {
     kind_ = Kind::kByteTable;
     element_bytes_ = 1;
     for (int i = 0; i < 256; ++i)
       bytes_[i] = static_cast<uint8_t>(std::clamp(127 + mx_exponent + kE8m0Steps[i & 3], 0, 254));
     return;
-  } else if (ends_with(stored.name, ".weight_scale") && scheme == QuantScheme::kNvfp4) {
+  } else if (stored.name.ends_with(".weight_scale") && scheme == QuantScheme::kNvfp4) {
     kind_ = Kind::kByteTable;  // e4m3 block scales around 1; weight_scale_2 carries the spread
     element_bytes_ = 1;
     for (int i = 0; i < 256; ++i) bytes_[i] = f64_to_fp8(kScaleFactors[i & 3], Fp8Format::kE4M3FN);
     return;
-  } else if (ends_with(stored.name, ".weight_scale_inv") ||
-             (ends_with(stored.name, ".weight_scale") && scheme == QuantScheme::kFp8Channel)) {
+  } else if (stored.name.ends_with(".weight_scale_inv") ||
+             (stored.name.ends_with(".weight_scale") && scheme == QuantScheme::kFp8Channel)) {
     for (int i = 0; i < 256; ++i)
       values[i] = stddev / (kFp8CodeSigma * factor_rms()) * kScaleFactors[i & 3];
-  } else if (ends_with(stored.name, ".weight_scale_2")) {
+  } else if (stored.name.ends_with(".weight_scale_2")) {
     for (double& v : values) v = stddev / (kFp4CodeSigma * factor_rms());
-  } else if (ends_with(stored.name, ".input_scale")) {
+  } else if (stored.name.ends_with(".input_scale")) {
     for (double& v : values) v = 1.0;  // no calibration set: as the quantizer writes it
   } else {
     fail("random checkpoint: no generator for stored tensor '{}' ({} under {})", stored.name,

@@ -9,13 +9,6 @@
 namespace minimax {
 namespace {
 
-bool starts_with(std::string_view text, std::string_view prefix) {
-  return text.substr(0, prefix.size()) == prefix;
-}
-bool ends_with(std::string_view text, std::string_view suffix) {
-  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
-}
-
 // Parameter names a Linear module may carry in any of the supported layouts.
 constexpr std::array<std::string_view, 8> kLinearParams = {
     "weight",      "weight_scale", "weight_scale_inv", "weight_scale_2",
@@ -362,12 +355,12 @@ std::optional<TensorId> tensor_id_of(const std::string& hf_name, const ModelConf
 TensorRole classify_tensor(const std::string& hf_name, const ModelConfig& config) {
   std::string_view name = hf_name;
   // Rotary buffers some exports save (model.rotary_emb.inv_freq, ...self_attn.rotary_emb.inv_freq).
-  if (ends_with(name, "rotary_emb.inv_freq")) return TensorRole::kRotaryInvFreq;
+  if (name.ends_with("rotary_emb.inv_freq")) return TensorRole::kRotaryInvFreq;
   for (std::string_view vision : config.architecture_record().vision_modules)
-    if (starts_with(name, vision) && name.substr(vision.size(), 1) == ".")
+    if (name.starts_with(vision) && name.substr(vision.size(), 1) == ".")
       return TensorRole::kVision;
   // M3: language_model.model.mtp.layers.N.*; vLLM skips any name with an "mtp." component.
-  if (starts_with(name, "mtp.") || name.find(".mtp.") != std::string_view::npos)
+  if (name.starts_with("mtp.") || name.find(".mtp.") != std::string_view::npos)
     return TensorRole::kMtp;
   if (std::optional<TensorId> id = tensor_id_of(hf_name, config)) return tensor_key_role(id->key);
   // M2 numbers its MTP modules after the main layers: model.layers.62..64 (spec §3.3).
@@ -385,7 +378,7 @@ bool engine_skips(TensorRole role) {
 
 std::string module_name(const std::string& tensor_name) {
   constexpr std::string_view kWeight = ".weight";
-  if (ends_with(tensor_name, kWeight))
+  if (tensor_name.ends_with(kWeight))
     return tensor_name.substr(0, tensor_name.size() - kWeight.size());
   return tensor_name;
 }

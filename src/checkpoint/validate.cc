@@ -27,7 +27,7 @@ namespace {
 namespace fs = std::filesystem;
 using validation::e4m3fn_values;
 
-constexpr uint64_t kChunkBytes = uint64_t{4} << 20;
+constexpr uint64_t kValidateChunkBytes = uint64_t{4} << 20;
 
 enum class ItemKind { kExpert, kBf16, kIdentical };
 
@@ -92,7 +92,7 @@ void check_expert(const Pair& p, const Item& item, const ValidationWindow& windo
   report.scale_rows += rows;
   if (!item.compare) return;
   ++report.expert_weights_compared;
-  const int64_t chunk_rows = std::max<int64_t>(1, kChunkBytes / cols);
+  const int64_t chunk_rows = std::max<int64_t>(1, kValidateChunkBytes / cols);
   const auto& fp8 = e4m3fn_values();
   // Codes that may appear at all: not -0, not NaN, zero or inside the target's window.
   bool allowed[256];
@@ -141,7 +141,7 @@ void check_bf16(const Pair& p, const Item& item, ValidateReport& report) {
   const CheckedTensor *src_w, *src_s;
   if (!source_mxfp4(p, module_of(item.name), rows, cols, &src_w, &src_s, report)) return;
   ++report.bf16_weights;
-  const int64_t chunk_rows = std::max<int64_t>(1, kChunkBytes / (2 * cols));
+  const int64_t chunk_rows = std::max<int64_t>(1, kValidateChunkBytes / (2 * cols));
   std::vector<double> source(cols);
   for (int64_t r0 = 0; r0 < rows; r0 += chunk_rows) {
     const int64_t n = std::min(chunk_rows, rows - r0);
@@ -171,8 +171,8 @@ void check_identical(const Pair& p, const Item& item, ValidateReport& report) {
   if (s->dtype != t.dtype || (s->shape != t.shape && !column))
     return report.fail(fmt::format("{}: {} {} in the source, {} {} converted", item.name, s->dtype,
                                    fmt::join(s->shape, "x"), t.dtype, fmt::join(t.shape, "x")));
-  for (uint64_t offset = 0; offset < t.nbytes; offset += kChunkBytes) {
-    const uint64_t n = std::min(kChunkBytes, t.nbytes - offset);
+  for (uint64_t offset = 0; offset < t.nbytes; offset += kValidateChunkBytes) {
+    const uint64_t n = std::min(kValidateChunkBytes, t.nbytes - offset);
     if (p.source.read(*s, offset, n) != p.converted.read(t, offset, n))
       return report.fail(fmt::format("{}: bytes differ from the source in [{}, {})", item.name,
                                      offset, offset + n));

@@ -14,11 +14,6 @@ namespace {
 
 constexpr double kFp8Max = 448.0;
 
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 std::vector<uint8_t> f32_bytes(const std::vector<float>& v) {
   std::vector<uint8_t> out(v.size() * 4);
   std::memcpy(out.data(), v.data(), out.size());
@@ -175,16 +170,16 @@ std::vector<std::vector<uint8_t>> encode_weight(std::span<const float> w, int64_
 
   std::vector<std::vector<uint8_t>> out;
   for (const StoredTensor& s : stored) {
-    const bool scale = ends_with(s.name, ".weight_scale_inv") || ends_with(s.name, ".weight_scale");
-    if (ends_with(s.name, ".weight")) {
+    const bool scale = s.name.ends_with(".weight_scale_inv") || s.name.ends_with(".weight_scale");
+    if (s.name.ends_with(".weight")) {
       out.push_back(q);
     } else if (scale && !scales.empty()) {
       out.push_back(scale_bytes(scales, s.dtype, s.name));
     } else if (scale) {
       out.push_back(scale_codes);
-    } else if (ends_with(s.name, ".weight_scale_2")) {
+    } else if (s.name.ends_with(".weight_scale_2")) {
       out.push_back(f32_bytes({global_scale}));
-    } else if (ends_with(s.name, ".input_scale")) {
+    } else if (s.name.ends_with(".input_scale")) {
       // Activation scale: ModelOpt and Quark calibrate it on data; a test checkpoint has no
       // calibration set and stores 1.0 (documented in docs/checkpoint.md).
       out.push_back(f32_bytes({1.0f}));

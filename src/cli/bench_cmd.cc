@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 
+#include "base/clock.h"
 #include "base/error.h"
 #include "base/progress.h"
 #include "cli/activations_flag.h"
@@ -50,10 +51,6 @@ struct BenchArgs {
   bool quiet = false;
   SweepArgs sweep;
 };
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 // Which kernels run each op: the backend's own or the reference fallback.
 nlohmann::ordered_json kernel_sources(const KernelOps& ops) {

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/error.h"
 #include "runtime/bandwidth.h"
 #include "runtime/sampler.h"
@@ -13,18 +14,14 @@ namespace minimax::cli {
 namespace {
 
 constexpr int64_t kTileSource = 512;  // tokens really prefilled before tiling
-constexpr int64_t kPrefillChunk = 2048;
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
+constexpr int64_t kDepthFillChunk = 2048;
 
 // Runs tokens [begin, end) of `ids` at their positions; the last position's logits.
 std::vector<float> prefill_range(Model& model, KvCache& cache, const std::vector<int32_t>& ids,
                                  int64_t begin, int64_t end, Progress* progress) {
   std::vector<float> logits;
-  for (int64_t start = begin; start < end; start += kPrefillChunk) {
-    const int64_t stop = std::min(end, start + kPrefillChunk);
+  for (int64_t start = begin; start < end; start += kDepthFillChunk) {
+    const int64_t stop = std::min(end, start + kDepthFillChunk);
     std::vector<int32_t> positions(stop - start);
     for (int64_t i = 0; i < stop - start; ++i) positions[i] = static_cast<int32_t>(start + i);
     logits = model.forward(std::span(ids.data() + start, stop - start), positions, cache,

@@ -20,7 +20,7 @@ std::string server_message(const std::string& body) {
   return body.size() > 200 ? body.substr(0, 200) + "..." : body;
 }
 
-std::string trim(std::string_view text) {
+std::string trimmed(std::string_view text) {
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
     text.remove_prefix(1);
   while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
@@ -104,7 +104,7 @@ std::string final_answer_text(const std::string& content) {
     const size_t at = text.rfind(end_marker);
     if (at != std::string_view::npos) text.remove_prefix(at + end_marker.size());
   }
-  return trim(text);
+  return trimmed(text);
 }
 
 }  // namespace minimax::gates

@@ -5,18 +5,11 @@
 #include <chrono>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/error.h"
 #include "runtime/bandwidth.h"
 
 namespace minimax {
-namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-}  // namespace
-
 ComputePeak measure_compute_peak(ThreadPool& pool, DotInstruction d, int repeats,
                                  double pass_seconds) {
   if (repeats <= 0) fail("compute peak: repeats must be > 0, got {}", repeats);

@@ -4,19 +4,12 @@
 #include <algorithm>
 #include <chrono>
 
+#include "base/clock.h"
 #include "base/error.h"
 #include "runtime/stop_strings.h"
 #include "text/detokenizer.h"
 
 namespace minimax {
-namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-}  // namespace
-
 std::string_view finish_reason_name(FinishReason reason) {
   switch (reason) {
     case FinishReason::kStop:

@@ -79,6 +79,13 @@ void raise_descriptor_limit() {
   }
 }
 
+}  // namespace
+
+// The loop's per-connection state. A named namespace, not an anonymous one: HttpServer::Impl
+// holds these, and GCC warns when a class with linkage has members of internal-linkage types
+// (-Wsubobject-linkage, which a unity build turns on for this file).
+namespace http_server_state {
+
 enum class Phase { kHead, kBody, kHandling, kWriting, kLingering };
 
 struct Connection {
@@ -102,6 +109,12 @@ struct Completion {
   bool close;
 };
 
+}  // namespace http_server_state
+
+namespace {
+using http_server_state::Completion;
+using http_server_state::Connection;
+using http_server_state::Phase;
 }  // namespace
 
 struct HttpServer::Impl {

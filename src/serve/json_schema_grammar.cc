@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <set>
 
-
 namespace minimax {
 namespace {
 
@@ -44,10 +43,6 @@ const std::set<std::string>& supported() {
   return keys;
 }
 
-[[noreturn]] void refuse(const std::string& path, const std::string& message) {
-  throw SchemaError(path, message);
-}
-
 // The schema's keywords other than annotations.
 std::vector<std::string> keywords(const Json& schema) {
   std::vector<std::string> out;
@@ -77,20 +72,26 @@ std::vector<std::string> type_names(const Json& schema, const std::string& path)
     names.push_back(type.get<std::string>());
   } else if (type.is_array() && !type.empty()) {
     for (const Json& t : type) {
-      if (!t.is_string()) refuse(schema_path(path, "type"), "expected type names");
+      if (!t.is_string()) throw_schema_error(schema_path(path, "type"), "expected type names");
       names.push_back(t.get<std::string>());
     }
   } else {
-    refuse(schema_path(path, "type"), "expected a type name or a non-empty list of them");
+    throw_schema_error(schema_path(path, "type"),
+                       "expected a type name or a non-empty list of them");
   }
   static const std::set<std::string> known{"string", "integer", "number", "boolean",
                                            "null",   "object",  "array"};
   for (const std::string& n : names)
-    if (!known.count(n)) refuse(schema_path(path, "type"), fmt::format("unknown type '{}'", n));
+    if (!known.count(n))
+      throw_schema_error(schema_path(path, "type"), fmt::format("unknown type '{}'", n));
   return names;
 }
 
 }  // namespace
+
+void throw_schema_error(const std::string& path, const std::string& message) {
+  throw SchemaError(path, message);
+}
 
 std::string schema_path(const std::string& path, const std::string& key) {
   return path.empty() ? key : path + "." + key;
@@ -103,13 +104,14 @@ const Json& JsonSchemaCompiler::resolve(const Json& schema, const std::string& p
   if (!schema.is_object() || !schema.contains("$ref")) return schema;
   const Json& ref = schema["$ref"];
   const std::string where = schema_path(path, "$ref");
-  if (!ref.is_string()) refuse(where, "expected a string");
+  if (!ref.is_string()) throw_schema_error(where, "expected a string");
   const std::string text = ref.get<std::string>();
-  if (text.empty() || text[0] != '#') refuse(where, "only local references (#/...) are supported");
+  if (text.empty() || text[0] != '#')
+    throw_schema_error(where, "only local references (#/...) are supported");
   try {
     return root_.at(Json::json_pointer(text.substr(1)));
   } catch (const Json::exception&) {
-    refuse(where, fmt::format("'{}' does not resolve", text));
+    throw_schema_error(where, fmt::format("'{}' does not resolve", text));
   }
 }
 
@@ -150,14 +152,14 @@ int32_t JsonSchemaCompiler::any_object() {
 int32_t JsonSchemaCompiler::value(const Json& schema, const std::string& path) {
   if (schema.is_boolean()) {
     if (schema.get<bool>()) return any_value();
-    refuse(path, "the schema false admits no value");
+    throw_schema_error(path, "the schema false admits no value");
   }
   check_keywords(schema, path);
   const std::vector<std::string> keys = keywords(schema);
 
   if (schema.contains("$ref")) {
     if (keys.size() > 1)
-      refuse(schema_path(path, "$ref"), "$ref beside other keywords is not supported");
+      throw_schema_error(schema_path(path, "$ref"), "$ref beside other keywords is not supported");
     const std::string ref = schema["$ref"].is_string() ? schema["$ref"].get<std::string>() : "";
     if (auto it = ref_rules_.find(ref); it != ref_rules_.end()) return it->second;
     const Json& target = resolve(schema, path);
@@ -172,11 +174,14 @@ int32_t JsonSchemaCompiler::value(const Json& schema, const std::string& path) {
     if (!schema.contains(combinator)) continue;
     const std::string where = schema_path(path, combinator);
     if (keys.size() > 1)
-      refuse(where, fmt::format("{} beside other keywords is not supported", combinator));
+      throw_schema_error(where,
+                         fmt::format("{} beside other keywords is not supported", combinator));
     const Json& list = schema[combinator];
-    if (!list.is_array() || list.empty()) refuse(where, "expected a non-empty array of schemas");
+    if (!list.is_array() || list.empty())
+      throw_schema_error(where, "expected a non-empty array of schemas");
     if (std::string(combinator) == "allOf") {
-      if (list.size() != 1) refuse(where, "allOf with more than one schema is not supported");
+      if (list.size() != 1)
+        throw_schema_error(where, "allOf with more than one schema is not supported");
       return value(list[0], schema_path(where, "0"));
     }
     std::vector<ElementSequence> alternatives;
@@ -188,7 +193,7 @@ int32_t JsonSchemaCompiler::value(const Json& schema, const std::string& path) {
   if (schema.contains("const")) return literal_values(Json::array({schema["const"]}), schema, path);
   if (schema.contains("enum")) {
     if (!schema["enum"].is_array() || schema["enum"].empty())
-      refuse(schema_path(path, "enum"), "expected a non-empty array");
+      throw_schema_error(schema_path(path, "enum"), "expected a non-empty array");
     return literal_values(schema["enum"], schema, path);
   }
   const std::vector<std::string> types = types_of(schema, path);
@@ -203,9 +208,9 @@ int32_t JsonSchemaCompiler::value(const Json& schema, const std::string& path) {
 void JsonSchemaCompiler::check_keywords(const Json& schema, const std::string& path) const {
   if (schema.is_boolean()) return;
   if (!schema.is_object())
-    refuse(path, fmt::format("expected a schema object, got {}", schema.type_name()));
+    throw_schema_error(path, fmt::format("expected a schema object, got {}", schema.type_name()));
   for (const std::string& key : keywords(schema))
-    if (!supported().count(key)) refuse(schema_path(path, key), "not supported");
+    if (!supported().count(key)) throw_schema_error(schema_path(path, key), "not supported");
 }
 
 std::vector<std::string> JsonSchemaCompiler::types_of(const Json& schema, const std::string& path) {
@@ -234,8 +239,8 @@ int32_t JsonSchemaCompiler::literal_values(const Json& values, const Json& schem
     if (fits) alternatives.push_back(b_.literal(v.dump()));
   }
   if (alternatives.empty())
-    refuse(schema_path(path, schema.contains("const") ? "const" : "enum"),
-           "no value has the schema's type");
+    throw_schema_error(schema_path(path, schema.contains("const") ? "const" : "enum"),
+                       "no value has the schema's type");
   return b_.choice("literal", std::move(alternatives));
 }
 
@@ -257,12 +262,12 @@ Grammar json_schema_grammar(const Json& schema) {
   try {
     Grammar grammar = b.build(root);
     if (grammar.rules.size() > kMaxRules)
-      refuse("", fmt::format("the schema needs more than {} grammar rules", kMaxRules));
+      throw_schema_error("", fmt::format("the schema needs more than {} grammar rules", kMaxRules));
     return grammar;
   } catch (const SchemaError&) {
     throw;
   } catch (const Error& e) {
-    refuse("", e.what());  // e.g. a $ref cycle that consumes nothing
+    throw_schema_error("", e.what());  // e.g. a $ref cycle that consumes nothing
   }
 }
 

@@ -87,4 +87,7 @@ Grammar json_object_grammar();
 // Joins a schema path and a key ("a" + "b" → "a.b"; "" + "b" → "b").
 std::string schema_path(const std::string& path, const std::string& key);
 
+// Throws SchemaError for the schema at `path` (json_schema_grammar.cc and json_schema_types.cc).
+[[noreturn]] void throw_schema_error(const std::string& path, const std::string& message);
+
 }  // namespace minimax

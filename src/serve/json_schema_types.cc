@@ -14,16 +14,13 @@ using Json = nlohmann::ordered_json;
 constexpr int kMaxStringLength = 4096;  // minLength / maxLength (a counted repetition)
 constexpr int kMaxItems = 1000;         // minItems / maxItems (expanded into rules)
 
-[[noreturn]] void refuse(const std::string& path, const std::string& message) {
-  throw SchemaError(path, message);
-}
-
 int bound(const Json& schema, const char* key, int limit, const std::string& path) {
   const Json& v = schema.at(key);
   if (!v.is_number_integer() || v.get<int64_t>() < 0)
-    refuse(schema_path(path, key), "expected a non-negative integer");
+    throw_schema_error(schema_path(path, key), "expected a non-negative integer");
   if (v.get<int64_t>() > limit)
-    refuse(schema_path(path, key), fmt::format("values above {} are not supported", limit));
+    throw_schema_error(schema_path(path, key),
+                       fmt::format("values above {} are not supported", limit));
   return v.get<int>();
 }
 
@@ -55,15 +52,17 @@ int32_t JsonSchemaCompiler::string_body(const Json& schema, const std::string& p
          R"(^\d{4}-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])T([01]\d|2[0-3]):[0-5]\d:[0-5]\d(\.\d{1,6})?(Z|[+-]([01]\d|2[0-3]):[0-5]\d)$)"},
         {"uuid", R"(^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$)"}};
     if (!format.is_string() || !formats.count(format.get<std::string>()))
-      refuse(where, "only the formats date, time, date-time and uuid are supported");
+      throw_schema_error(where, "only the formats date, time, date-time and uuid are supported");
     if (schema.contains("pattern") || lengths)
-      refuse(where, "format together with pattern, minLength or maxLength is not supported");
+      throw_schema_error(where,
+                         "format together with pattern, minLength or maxLength is not supported");
     pattern = formats.at(format.get<std::string>());
     pattern_key = "format";
   } else if (schema.contains("pattern")) {
     const std::string where = schema_path(path, "pattern");
-    if (!schema["pattern"].is_string()) refuse(where, "expected a string");
-    if (lengths) refuse(where, "pattern together with minLength or maxLength is not supported");
+    if (!schema["pattern"].is_string()) throw_schema_error(where, "expected a string");
+    if (lengths)
+      throw_schema_error(where, "pattern together with minLength or maxLength is not supported");
     pattern = schema["pattern"].get<std::string>();
   }
   if (!pattern.empty() || schema.contains("pattern")) {
@@ -72,19 +71,20 @@ int32_t JsonSchemaCompiler::string_body(const Json& schema, const std::string& p
     } catch (const SchemaError&) {
       throw;
     } catch (const Error& e) {
-      refuse(schema_path(path, pattern_key), e.what());
+      throw_schema_error(schema_path(path, pattern_key), e.what());
     }
   }
   const int min =
       schema.contains("minLength") ? bound(schema, "minLength", kMaxStringLength, path) : 0;
   const int max =
       schema.contains("maxLength") ? bound(schema, "maxLength", kMaxStringLength, path) : -1;
-  if (max >= 0 && max < min) refuse(schema_path(path, "maxLength"), "is below minLength");
+  if (max >= 0 && max < min)
+    throw_schema_error(schema_path(path, "maxLength"), "is below minLength");
   int32_t character;
   try {
     character = char_class_rule(b_, CharClass::any(), encoding, encoding.json_escape);
   } catch (const Error& e) {
-    refuse(path, e.what());
+    throw_schema_error(path, e.what());
   }
   if (min == 0 && max < 0) return b_.star("chars", {GrammarBuilder::ref(character)});
   return b_.repeat("chars", {GrammarBuilder::ref(character)}, min, max);
@@ -98,12 +98,13 @@ int32_t JsonSchemaCompiler::integer_value(const Json& schema, const std::string&
   int lowest = -1;  // -1: any integer
   if (schema.contains("minimum")) {
     const Json& m = schema["minimum"];
-    if (!(m == 0 || m == 1)) refuse(schema_path(path, "minimum"), "only 0 and 1 are supported");
+    if (!(m == 0 || m == 1))
+      throw_schema_error(schema_path(path, "minimum"), "only 0 and 1 are supported");
     lowest = m.get<int>();
   }
   if (schema.contains("exclusiveMinimum")) {
     const Json& m = schema["exclusiveMinimum"];
-    if (!(m == 0)) refuse(schema_path(path, "exclusiveMinimum"), "only 0 is supported");
+    if (!(m == 0)) throw_schema_error(schema_path(path, "exclusiveMinimum"), "only 0 is supported");
     lowest = std::max(lowest, 1);
   }
   if (lowest == 1) return positive;
@@ -116,11 +117,12 @@ int32_t JsonSchemaCompiler::integer_value(const Json& schema, const std::string&
 int32_t JsonSchemaCompiler::number_value(const Json& schema, const std::string& path) {
   bool non_negative = false;
   if (schema.contains("minimum")) {
-    if (!(schema["minimum"] == 0)) refuse(schema_path(path, "minimum"), "only 0 is supported");
+    if (!(schema["minimum"] == 0))
+      throw_schema_error(schema_path(path, "minimum"), "only 0 is supported");
     non_negative = true;
   }
   if (schema.contains("exclusiveMinimum"))
-    refuse(schema_path(path, "exclusiveMinimum"), "not supported for numbers");
+    throw_schema_error(schema_path(path, "exclusiveMinimum"), "not supported for numbers");
   const GrammarElement digit = b_.byte_range('0', '9');
   const int32_t whole = b_.choice(
       "whole",
@@ -143,16 +145,19 @@ int32_t JsonSchemaCompiler::number_value(const Json& schema, const std::string& 
 int32_t JsonSchemaCompiler::object_value(const Json& schema, const std::string& path) {
   const Json none = Json::object();
   const Json& properties = schema.contains("properties") ? schema["properties"] : none;
-  if (!properties.is_object()) refuse(schema_path(path, "properties"), "expected an object");
+  if (!properties.is_object())
+    throw_schema_error(schema_path(path, "properties"), "expected an object");
   const Json* additional =
       schema.contains("additionalProperties") ? &schema["additionalProperties"] : nullptr;
   const bool closed = additional && additional->is_boolean() && !additional->get<bool>();
   std::set<std::string> required;
   if (schema.contains("required")) {
     const Json& list = schema["required"];
-    if (!list.is_array()) refuse(schema_path(path, "required"), "expected an array of names");
+    if (!list.is_array())
+      throw_schema_error(schema_path(path, "required"), "expected an array of names");
     for (const Json& name : list) {
-      if (!name.is_string()) refuse(schema_path(path, "required"), "expected an array of names");
+      if (!name.is_string())
+        throw_schema_error(schema_path(path, "required"), "expected an array of names");
       required.insert(name.get<std::string>());
     }
   }
@@ -169,7 +174,7 @@ int32_t JsonSchemaCompiler::object_value(const Json& schema, const std::string& 
   for (const std::string& name : required) {
     if (properties.contains(name)) continue;
     if (closed)
-      refuse(
+      throw_schema_error(
           schema_path(path, "required"),
           fmt::format("'{}' is required but not in properties, and additionalProperties is false",
                       name));
@@ -214,7 +219,8 @@ int32_t JsonSchemaCompiler::object_value(const Json& schema, const std::string& 
 int32_t JsonSchemaCompiler::array_value(const Json& schema, const std::string& path) {
   const Json empty = Json::array();
   const Json& prefix = schema.contains("prefixItems") ? schema["prefixItems"] : empty;
-  if (!prefix.is_array()) refuse(schema_path(path, "prefixItems"), "expected an array of schemas");
+  if (!prefix.is_array())
+    throw_schema_error(schema_path(path, "prefixItems"), "expected an array of schemas");
   const Json* items = schema.contains("items") ? &schema["items"] : nullptr;
   const bool closed = items && items->is_boolean() && !items->get<bool>();
   int min = schema.contains("minItems") ? bound(schema, "minItems", kMaxItems, path) : 0;
@@ -222,7 +228,8 @@ int32_t JsonSchemaCompiler::array_value(const Json& schema, const std::string& p
   const int p = static_cast<int>(prefix.size());
   if (closed) max = max < 0 ? p : std::min(max, p);
   if (max >= 0 && max < min)
-    refuse(schema_path(path, closed ? "items" : "maxItems"), "fewer items allowed than minItems");
+    throw_schema_error(schema_path(path, closed ? "items" : "maxItems"),
+                       "fewer items allowed than minItems");
   int32_t item = -1;
   auto element = [&](int k) {
     if (k < p)

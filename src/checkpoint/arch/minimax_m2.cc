@@ -9,10 +9,10 @@ namespace minimax {
 namespace {
 
 // No MXFP8 release of M2 exists; ours mirrors M3's list (no vision modules).
-constexpr std::array<std::string_view, 2> kMxfp8Ignored = {"lm_head", "model.embed_tokens"};
+constexpr std::array<std::string_view, 2> kM2Mxfp8Ignored = {"lm_head", "model.embed_tokens"};
 // Quark's minimax_m2 template.
-constexpr std::array<std::string_view, 3> kQuarkExclude = {"lm_head", "*block_sparse_moe.gate*",
-                                                           "*self_attn*"};
+constexpr std::array<std::string_view, 3> kM2QuarkExclude = {"lm_head", "*block_sparse_moe.gate*",
+                                                             "*self_attn*"};
 
 // Every field at the top level of config.json.
 void parse_m2_config(const ConfigFields& top, ModelConfig& c) {
@@ -63,8 +63,8 @@ const ArchitectureRecord& minimax_m2_record() {
       .parse_tensor_name = parse_minimax_tensor_name,
       .layer_of_name = minimax_layer_of_name,
       .vision_modules = {},
-      .quark_exclude = kQuarkExclude,
-      .mxfp8_ignored_layers = kMxfp8Ignored,
+      .quark_exclude = kM2QuarkExclude,
+      .mxfp8_ignored_layers = kM2Mxfp8Ignored,
       .reasoning_parser = "minimax_m2",
       .tool_call_parser = "minimax_m2",
       .chat_template = "minimax_m2",

@@ -12,7 +12,7 @@ constexpr std::array<std::string_view, 3> kVisionModules = {"vision_tower", "mul
                                                             "patch_merge_mlp"};
 // The amd/MiniMax-M3-MXFP4 recipe: the dense layers' MLPs stay unquantized, shared experts are
 // MXFP4.
-constexpr std::array<std::string_view, 9> kQuarkExclude = {
+constexpr std::array<std::string_view, 9> kM3QuarkExclude = {
     "*lm_head",          "*vision_tower*",         "*multi_modal_projector*",
     "*patch_merge_mlp*", "*block_sparse_moe.gate", "*self_attn*",
     "*mlp.gate_proj",    "*mlp.up_proj",           "*mlp.down_proj"};
@@ -20,8 +20,8 @@ constexpr std::array<std::string_view, 9> kQuarkExclude = {
 // MiniMaxAI/MiniMax-M3-MXFP8's ignored_layers (docs/checkpoint.md). vLLM matches them as ModelOpt
 // exclude_modules (substrings too), so "lm_head" reaches language_model.lm_head; the router gate
 // is a plain Linear in every loader and stays F32 without being listed.
-constexpr std::array<std::string_view, 3> kMxfp8Ignored = {"lm_head", "model.embed_tokens",
-                                                           "vision_tower"};
+constexpr std::array<std::string_view, 3> kM3Mxfp8Ignored = {"lm_head", "model.embed_tokens",
+                                                             "vision_tower"};
 
 // A vision-language checkpoint: the language model's fields sit under text_config; a few
 // (tie_word_embeddings, token ids) may also appear at the top level.
@@ -68,8 +68,8 @@ const ArchitectureRecord& minimax_m3_record() {
       .parse_tensor_name = parse_minimax_tensor_name,
       .layer_of_name = minimax_layer_of_name,
       .vision_modules = kVisionModules,
-      .quark_exclude = kQuarkExclude,
-      .mxfp8_ignored_layers = kMxfp8Ignored,
+      .quark_exclude = kM3QuarkExclude,
+      .mxfp8_ignored_layers = kM3Mxfp8Ignored,
       .reasoning_parser = "minimax_m3",
       .tool_call_parser = "minimax_m3",
       .chat_template = "minimax_m3",

@@ -8,17 +8,13 @@
 #include <string>
 
 #include "base/error.h"
+#include "config_fixtures.h"
 
 namespace minimax {
 namespace {
 
 using nlohmann::json;
 using ::testing::HasSubstr;
-
-std::string fixture_dir(const std::string& name) {
-  return std::string(MINIMAX_TEST_DATA) + "/configs/" + name;
-}
-json fixture(const std::string& name) { return read_json_file(fixture_dir(name) + "/config.json"); }
 
 // The message parse_model_config throws for `config`, or "" when it parses.
 std::string parse_error(const json& config) {
@@ -30,7 +26,7 @@ std::string parse_error(const json& config) {
   return "";
 }
 // The error after applying `edit` to a copy of fixture `name`.
-std::string error_after(const std::string& name, const std::function<void(json&)>& edit) {
+std::string parse_error_after(const std::string& name, const std::function<void(json&)>& edit) {
   json config = fixture(name);
   edit(config);
   return parse_error(config);
@@ -151,158 +147,169 @@ TEST(ModelConfigTest, ReadsRopeFromRopeParameters) {
 
 TEST(ModelConfigTest, TopLevelFieldErrors) {
   EXPECT_THAT(
-      error_after("m2_bf16", [](json& c) { c["architectures"] = {"MiniMaxText01ForCausalLM"}; }),
+      parse_error_after("m2_bf16",
+                        [](json& c) { c["architectures"] = {"MiniMaxText01ForCausalLM"}; }),
       HasSubstr("ckpt/config.json: field 'architectures': 'MiniMaxText01ForCausalLM' is not "
                 "supported"));
-  EXPECT_THAT(error_after("m2_bf16", [](json& c) { c.erase("architectures"); }),
+  EXPECT_THAT(parse_error_after("m2_bf16", [](json& c) { c.erase("architectures"); }),
               HasSubstr("field 'architectures': required but missing"));
-  EXPECT_THAT(error_after("m2_bf16", [](json& c) { c["architectures"] = "MiniMaxM2ForCausalLM"; }),
-              HasSubstr("field 'architectures': must be a non-empty list of strings"));
-  EXPECT_THAT(error_after("m2_bf16", [](json& c) { c["model_type"] = "minimax_m3_vl"; }),
+  EXPECT_THAT(
+      parse_error_after("m2_bf16", [](json& c) { c["architectures"] = "MiniMaxM2ForCausalLM"; }),
+      HasSubstr("field 'architectures': must be a non-empty list of strings"));
+  EXPECT_THAT(parse_error_after("m2_bf16", [](json& c) { c["model_type"] = "minimax_m3_vl"; }),
               HasSubstr("field 'model_type': 'minimax_m3_vl' does not match architecture "
                         "MiniMaxM2ForCausalLM"));
-  EXPECT_THAT(error_after("m2_bf16", [](json& c) { c.erase("model_type"); }),
+  EXPECT_THAT(parse_error_after("m2_bf16", [](json& c) { c.erase("model_type"); }),
               HasSubstr("field 'model_type': required but missing"));
   EXPECT_THAT(parse_error(json::array()),
               HasSubstr("ckpt/config.json: config.json must be a JSON"));
 }
 
 TEST(ModelConfigTest, MissingAndMistypedFields) {
-  EXPECT_THAT(error_after("m2_bf16", [](json& c) { c.erase("hidden_size"); }),
+  EXPECT_THAT(parse_error_after("m2_bf16", [](json& c) { c.erase("hidden_size"); }),
               HasSubstr("ckpt/config.json: field 'hidden_size': required but missing"));
-  EXPECT_THAT(error_after("m2_bf16", [](json& c) { c["vocab_size"] = nullptr; }),
+  EXPECT_THAT(parse_error_after("m2_bf16", [](json& c) { c["vocab_size"] = nullptr; }),
               HasSubstr("field 'vocab_size': required but missing"));
-  EXPECT_THAT(error_after("m2_bf16", [](json& c) { c.erase("head_dim"); }),
+  EXPECT_THAT(parse_error_after("m2_bf16", [](json& c) { c.erase("head_dim"); }),
               HasSubstr("field 'head_dim': required but missing"));
-  EXPECT_THAT(error_after("m2_bf16", [](json& c) { c["hidden_size"] = "3072"; }),
+  EXPECT_THAT(parse_error_after("m2_bf16", [](json& c) { c["hidden_size"] = "3072"; }),
               HasSubstr("field 'hidden_size': must be an integer, got string \"3072\""));
-  EXPECT_THAT(error_after("m2_bf16", [](json& c) { c["head_dim"] = 128.5; }),
+  EXPECT_THAT(parse_error_after("m2_bf16", [](json& c) { c["head_dim"] = 128.5; }),
               HasSubstr("field 'head_dim': must be an integer, got number 128.5"));
-  EXPECT_THAT(error_after("m2_bf16", [](json& c) { c["num_attention_heads"] = -48; }),
+  EXPECT_THAT(parse_error_after("m2_bf16", [](json& c) { c["num_attention_heads"] = -48; }),
               HasSubstr("field 'num_attention_heads': must be positive, got -48"));
-  EXPECT_THAT(error_after("m2_bf16", [](json& c) { c["num_hidden_layers"] = 1ll << 40; }),
+  EXPECT_THAT(parse_error_after("m2_bf16", [](json& c) { c["num_hidden_layers"] = 1ll << 40; }),
               HasSubstr("field 'num_hidden_layers': integer 1099511627776 out of range"));
-  EXPECT_THAT(error_after("m2_bf16", [](json& c) { c["use_qk_norm"] = "yes"; }),
+  EXPECT_THAT(parse_error_after("m2_bf16", [](json& c) { c["use_qk_norm"] = "yes"; }),
               HasSubstr("field 'use_qk_norm': must be true or false"));
-  EXPECT_THAT(error_after("m2_bf16", [](json& c) { c["rope_theta"] = "5e6"; }),
+  EXPECT_THAT(parse_error_after("m2_bf16", [](json& c) { c["rope_theta"] = "5e6"; }),
               HasSubstr("field 'rope_theta': must be a number"));
-  EXPECT_THAT(error_after("m2_bf16", [](json& c) { c["hidden_act"] = 7; }),
+  EXPECT_THAT(parse_error_after("m2_bf16", [](json& c) { c["hidden_act"] = 7; }),
               HasSubstr("field 'hidden_act': must be a string"));
-  EXPECT_THAT(error_after("m2_bf16", [](json& c) { c.erase("rope_theta"); }),
+  EXPECT_THAT(parse_error_after("m2_bf16", [](json& c) { c.erase("rope_theta"); }),
               HasSubstr("field 'rope_theta': required but missing"));
-  EXPECT_THAT(error_after("m2_bf16", [](json& c) { c.erase("rotary_dim"); }),
+  EXPECT_THAT(parse_error_after("m2_bf16", [](json& c) { c.erase("rotary_dim"); }),
               HasSubstr("field 'rotary_dim': required but missing"));
-  EXPECT_THAT(error_after("m2_bf16", [](json& c) { c["eos_token_id"] = "</s>"; }),
+  EXPECT_THAT(parse_error_after("m2_bf16", [](json& c) { c["eos_token_id"] = "</s>"; }),
               HasSubstr("field 'eos_token_id': must be a token id"));
 }
 
 TEST(ModelConfigTest, Contradictions) {
   EXPECT_THAT(
-      error_after("m2_bf16", [](json& c) { c["num_key_value_heads"] = 7; }),
+      parse_error_after("m2_bf16", [](json& c) { c["num_key_value_heads"] = 7; }),
       HasSubstr("field 'num_attention_heads': 48 is not divisible by num_key_value_heads 7"));
-  EXPECT_THAT(error_after("m2_bf16", [](json& c) { c["num_experts_per_tok"] = 300; }),
+  EXPECT_THAT(parse_error_after("m2_bf16", [](json& c) { c["num_experts_per_tok"] = 300; }),
               HasSubstr("field 'num_experts_per_tok': 300 is more than num_local_experts 256"));
-  EXPECT_THAT(error_after("m2_bf16", [](json& c) { c["rotary_dim"] = 130; }),
+  EXPECT_THAT(parse_error_after("m2_bf16", [](json& c) { c["rotary_dim"] = 130; }),
               HasSubstr("field 'rotary_dim': 130 is larger than head_dim 128"));
-  EXPECT_THAT(error_after("m2_bf16", [](json& c) { c["rotary_dim"] = 63; }),
+  EXPECT_THAT(parse_error_after("m2_bf16", [](json& c) { c["rotary_dim"] = 63; }),
               HasSubstr("field 'rotary_dim': must be positive and even, got 63"));
-  EXPECT_THAT(error_after("m2_bf16", [](json& c) { c["partial_rotary_factor"] = 1.0; }),
+  EXPECT_THAT(parse_error_after("m2_bf16", [](json& c) { c["partial_rotary_factor"] = 1.0; }),
               HasSubstr("field 'rotary_dim': 64 contradicts partial_rotary_factor 1"));
-  EXPECT_THAT(error_after("m2_bf16", [](json& c) { c["hidden_act"] = "swigluoai"; }),
+  EXPECT_THAT(parse_error_after("m2_bf16", [](json& c) { c["hidden_act"] = "swigluoai"; }),
               HasSubstr("field 'hidden_act': 'swigluoai' does not match MiniMaxM2ForCausalLM"));
-  EXPECT_THAT(error_after("m2_bf16", [](json& c) { c["qk_norm_type"] = "per_head"; }),
+  EXPECT_THAT(parse_error_after("m2_bf16", [](json& c) { c["qk_norm_type"] = "per_head"; }),
               HasSubstr("field 'qk_norm_type': 'per_head' does not match MiniMaxM2ForCausalLM"));
-  EXPECT_THAT(error_after("m2_bf16", [](json& c) { c["attn_type_list"].erase(0); }),
+  EXPECT_THAT(parse_error_after("m2_bf16", [](json& c) { c["attn_type_list"].erase(0); }),
               HasSubstr("field 'attn_type_list': has 61 entries but num_hidden_layers is 62"));
-  EXPECT_THAT(error_after("m2_bf16", [](json& c) { c["attn_type_list"][5] = 0; }),
+  EXPECT_THAT(parse_error_after("m2_bf16", [](json& c) { c["attn_type_list"][5] = 0; }),
               HasSubstr("field 'attn_type_list': layer 5 asks for linear attention"));
-  EXPECT_THAT(error_after("m2_bf16", [](json& c) { c["scoring_func"] = "softmax"; }),
+  EXPECT_THAT(parse_error_after("m2_bf16", [](json& c) { c["scoring_func"] = "softmax"; }),
               HasSubstr("field 'scoring_func': 'softmax' is not supported"));
-  EXPECT_THAT(error_after("m2_bf16", [](json& c) { c["rms_norm_eps"] = 0; }),
+  EXPECT_THAT(parse_error_after("m2_bf16", [](json& c) { c["rms_norm_eps"] = 0; }),
               HasSubstr("field 'rms_norm_eps': must be positive"));
   EXPECT_THAT(
-      error_after("m2_bf16", [](json& c) { c["shared_intermediate_size"] = 1024; }),
+      parse_error_after("m2_bf16", [](json& c) { c["shared_intermediate_size"] = 1024; }),
       HasSubstr("field 'shared_intermediate_size': 1024 but the architecture has no shared"));
-  EXPECT_THAT(error_after("m2_bf16", [](json& c) { c["use_gemma_norm"] = true; }),
+  EXPECT_THAT(parse_error_after("m2_bf16", [](json& c) { c["use_gemma_norm"] = true; }),
               HasSubstr("field 'use_gemma_norm'"));
-  EXPECT_THAT(error_after("m2_bf16",
-                          [](json& c) {
-                            c["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 2}};
-                          }),
+  EXPECT_THAT(parse_error_after("m2_bf16",
+                                [](json& c) {
+                                  c["rope_scaling"] = {{"rope_type", "yarn"}, {"factor", 2}};
+                                }),
               HasSubstr("field 'rope_scaling.rope_type': 'yarn' RoPE scaling is not supported"));
-  EXPECT_THAT(error_after("m2_bf16",
-                          [](json& c) {
-                            c["sparse_attention_config"] =
-                                fixture("m3_bf16")["text_config"]["sparse_attention_config"];
-                          }),
+  EXPECT_THAT(parse_error_after("m2_bf16",
+                                [](json& c) {
+                                  c["sparse_attention_config"] =
+                                      fixture("m3_bf16")["text_config"]["sparse_attention_config"];
+                                }),
               HasSubstr("field 'sparse_attention_config.use_sparse_attention': M2 has no sparse"));
 }
 
 TEST(ModelConfigTest, M3Errors) {
-  EXPECT_THAT(error_after("m3_bf16", [](json& c) { c.erase("text_config"); }),
+  EXPECT_THAT(parse_error_after("m3_bf16", [](json& c) { c.erase("text_config"); }),
               HasSubstr("ckpt/config.json: field 'text_config': required but missing"));
-  EXPECT_THAT(error_after("m3_bf16", [](json& c) { c["model_type"] = "minimax_m2"; }),
+  EXPECT_THAT(parse_error_after("m3_bf16", [](json& c) { c["model_type"] = "minimax_m2"; }),
               HasSubstr("field 'model_type': 'minimax_m2' does not match architecture "
                         "MiniMaxM3SparseForConditionalGeneration (expects 'minimax_m3_vl')"));
-  EXPECT_THAT(error_after("m3_bf16", [](json& c) { c["text_config"]["moe_layer_freq"].erase(0); }),
-              HasSubstr("field 'text_config.moe_layer_freq': has 59 entries but num_hidden_layers "
-                        "is 60"));
-  EXPECT_THAT(error_after("m3_bf16", [](json& c) { c["text_config"]["moe_layer_freq"][7] = 2; }),
-              HasSubstr("field 'text_config.moe_layer_freq': entry 7 must be 0 or 1, got 2"));
-  EXPECT_THAT(error_after("m3_bf16", [](json& c) { c["text_config"].erase("moe_layer_freq"); }),
-              HasSubstr("field 'text_config.moe_layer_freq': required but missing"));
-  EXPECT_THAT(error_after("m3_bf16",
-                          [](json& c) {
-                            c["text_config"]["sparse_attention_config"]["sparse_attention_freq"] =
-                                std::vector<int>(10, 1);
-                          }),
-              HasSubstr("field 'text_config.sparse_attention_config.sparse_attention_freq': has 10 "
-                        "entries but num_hidden_layers is 60"));
-  EXPECT_THAT(error_after("m3_bf16", [](json& c) { c["text_config"]["hidden_act"] = "silu"; }),
-              HasSubstr("field 'text_config.hidden_act': 'silu' does not match "
-                        "MiniMaxM3SparseForConditionalGeneration (expects 'swigluoai')"));
   EXPECT_THAT(
-      error_after("m3_bf16", [](json& c) { c["text_config"]["qk_norm_type"] = "per_layer"; }),
+      parse_error_after("m3_bf16", [](json& c) { c["text_config"]["moe_layer_freq"].erase(0); }),
+      HasSubstr("field 'text_config.moe_layer_freq': has 59 entries but num_hidden_layers "
+                "is 60"));
+  EXPECT_THAT(
+      parse_error_after("m3_bf16", [](json& c) { c["text_config"]["moe_layer_freq"][7] = 2; }),
+      HasSubstr("field 'text_config.moe_layer_freq': entry 7 must be 0 or 1, got 2"));
+  EXPECT_THAT(
+      parse_error_after("m3_bf16", [](json& c) { c["text_config"].erase("moe_layer_freq"); }),
+      HasSubstr("field 'text_config.moe_layer_freq': required but missing"));
+  EXPECT_THAT(
+      parse_error_after("m3_bf16",
+                        [](json& c) {
+                          c["text_config"]["sparse_attention_config"]["sparse_attention_freq"] =
+                              std::vector<int>(10, 1);
+                        }),
+      HasSubstr("field 'text_config.sparse_attention_config.sparse_attention_freq': has 10 "
+                "entries but num_hidden_layers is 60"));
+  EXPECT_THAT(
+      parse_error_after("m3_bf16", [](json& c) { c["text_config"]["hidden_act"] = "silu"; }),
+      HasSubstr("field 'text_config.hidden_act': 'silu' does not match "
+                "MiniMaxM3SparseForConditionalGeneration (expects 'swigluoai')"));
+  EXPECT_THAT(
+      parse_error_after("m3_bf16", [](json& c) { c["text_config"]["qk_norm_type"] = "per_layer"; }),
       HasSubstr("field 'text_config.qk_norm_type'"));
-  EXPECT_THAT(error_after("m3_bf16",
-                          [](json& c) {
-                            c["text_config"]["sparse_attention_config"]["sparse_num_index_heads"] =
-                                8;
-                          }),
-              HasSubstr("sparse_num_index_heads': 8 must equal num_key_value_heads 4"));
   EXPECT_THAT(
-      error_after("m3_bf16",
+      parse_error_after("m3_bf16",
+                        [](json& c) {
+                          c["text_config"]["sparse_attention_config"]["sparse_num_index_heads"] = 8;
+                        }),
+      HasSubstr("sparse_num_index_heads': 8 must equal num_key_value_heads 4"));
+  EXPECT_THAT(parse_error_after(
+                  "m3_bf16",
                   [](json& c) {
                     c["text_config"]["sparse_attention_config"]["sparse_disable_index_value"][10] =
                         0;
                   }),
-      HasSubstr("sparse_disable_index_value': layer 10 is sparse with the index value "
-                "branch enabled"));
-  EXPECT_THAT(error_after("m3_bf16",
-                          [](json& c) {
-                            c["text_config"]["sparse_attention_config"]["sparse_score_type"] =
-                                "mean";
-                          }),
+              HasSubstr("sparse_disable_index_value': layer 10 is sparse with the index value "
+                        "branch enabled"));
+  EXPECT_THAT(parse_error_after("m3_bf16",
+                                [](json& c) {
+                                  c["text_config"]["sparse_attention_config"]["sparse_score_type"] =
+                                      "mean";
+                                }),
               HasSubstr("sparse_score_type': 'mean' is not supported"));
-  EXPECT_THAT(error_after("m3_bf16",
-                          [](json& c) {
-                            c["text_config"]["sparse_attention_config"]["sparse_topk_blocks"] = 1;
-                            c["text_config"]["sparse_attention_config"]["sparse_init_block"] = 1;
-                          }),
-              HasSubstr("sparse_topk_blocks': 1 is less than the forced init (1) + local (1)"));
-  EXPECT_THAT(error_after("m3_bf16",
-                          [](json& c) {
-                            c["text_config"]["sparse_attention_config"].erase("sparse_block_size");
-                          }),
-              HasSubstr("field 'text_config.sparse_attention_config.sparse_block_size': required"));
   EXPECT_THAT(
-      error_after("m3_bf16", [](json& c) { c["text_config"].erase("dense_intermediate_size"); }),
+      parse_error_after("m3_bf16",
+                        [](json& c) {
+                          c["text_config"]["sparse_attention_config"]["sparse_topk_blocks"] = 1;
+                          c["text_config"]["sparse_attention_config"]["sparse_init_block"] = 1;
+                        }),
+      HasSubstr("sparse_topk_blocks': 1 is less than the forced init (1) + local (1)"));
+  EXPECT_THAT(
+      parse_error_after(
+          "m3_bf16",
+          [](json& c) { c["text_config"]["sparse_attention_config"].erase("sparse_block_size"); }),
+      HasSubstr("field 'text_config.sparse_attention_config.sparse_block_size': required"));
+  EXPECT_THAT(
+      parse_error_after("m3_bf16",
+                        [](json& c) { c["text_config"].erase("dense_intermediate_size"); }),
       HasSubstr("field 'text_config.dense_intermediate_size': must be positive when a layer "
                 "has a dense FFN"));
-  EXPECT_THAT(error_after("m3_bf16", [](json& c) { c["text_config"]["n_shared_experts"] = 2; }),
-              HasSubstr("field 'text_config.n_shared_experts': 2 is not supported"));
-  EXPECT_THAT(error_after("m3_bf16", [](json& c) { c["text_config"]["num_key_value_heads"] = 3; }),
-              HasSubstr("field 'text_config.num_attention_heads': 64 is not divisible"));
+  EXPECT_THAT(
+      parse_error_after("m3_bf16", [](json& c) { c["text_config"]["n_shared_experts"] = 2; }),
+      HasSubstr("field 'text_config.n_shared_experts': 2 is not supported"));
+  EXPECT_THAT(
+      parse_error_after("m3_bf16", [](json& c) { c["text_config"]["num_key_value_heads"] = 3; }),
+      HasSubstr("field 'text_config.num_attention_heads': 64 is not divisible"));
 }
 
 TEST(ModelConfigTest, SparseAttentionCanBeSwitchedOff) {

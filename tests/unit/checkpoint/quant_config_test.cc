@@ -9,6 +9,7 @@
 
 #include "base/error.h"
 #include "checkpoint/tensor_table.h"
+#include "config_fixtures.h"
 
 namespace minimax {
 namespace {
@@ -16,11 +17,6 @@ namespace {
 using nlohmann::json;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
-
-std::string fixture_dir(const std::string& name) {
-  return std::string(MINIMAX_TEST_DATA) + "/configs/" + name;
-}
-json fixture(const std::string& name) { return read_json_file(fixture_dir(name) + "/config.json"); }
 
 std::string detect_error(const json& config, const std::optional<json>& hf = std::nullopt) {
   try {
@@ -30,14 +26,14 @@ std::string detect_error(const json& config, const std::optional<json>& hf = std
   }
   return "";
 }
-std::string error_after(const std::string& name, const std::function<void(json&)>& edit) {
+std::string detect_error_after(const std::string& name, const std::function<void(json&)>& edit) {
   json config = fixture(name);
   edit(config);
   return detect_error(config);
 }
 
 const char* kQProj0 = "model.layers.0.self_attn.q_proj";
-const char* kExpert = "model.layers.5.block_sparse_moe.experts.200.w2";
+const char* kExpertW2 = "model.layers.5.block_sparse_moe.experts.200.w2";
 const char* kGate = "model.layers.5.block_sparse_moe.gate";
 
 TEST(QuantConfigTest, SchemeNames) {
@@ -173,7 +169,7 @@ TEST(QuantConfigTest, Bf16) {
   QuantConfig q = load_quant_config(fixture_dir("m2_bf16"));
   EXPECT_EQ(q.scheme, QuantScheme::kNone);
   EXPECT_TRUE(q.raw.is_null());
-  EXPECT_FALSE(q.is_quantized(kExpert));
+  EXPECT_FALSE(q.is_quantized(kExpertW2));
   EXPECT_FALSE(q.is_quantized(kQProj0));
 }
 
@@ -188,7 +184,7 @@ TEST(QuantConfigTest, OfficialFp8Block) {
   EXPECT_EQ(q.raw.at("quant_method"), "fp8");
   EXPECT_TRUE(q.is_quantized(kQProj0));
   EXPECT_TRUE(q.is_quantized("model.layers.61.self_attn.o_proj.weight"));  // ".weight" tolerated
-  EXPECT_TRUE(q.is_quantized(kExpert));
+  EXPECT_TRUE(q.is_quantized(kExpertW2));
   EXPECT_FALSE(q.is_quantized(kGate));
   EXPECT_FALSE(q.is_quantized("lm_head"));
   EXPECT_FALSE(q.is_quantized("lm_head.weight"));
@@ -202,7 +198,7 @@ TEST(QuantConfigTest, CompressedTensorsFp8Channel) {
   EXPECT_THAT(q.ignore, ElementsAre("lm_head", "re:.*block_sparse_moe\\.gate$"));
   EXPECT_EQ(q.fp8_flavor, "");
   EXPECT_TRUE(q.is_quantized(kQProj0));
-  EXPECT_TRUE(q.is_quantized(kExpert));
+  EXPECT_TRUE(q.is_quantized(kExpertW2));
   EXPECT_FALSE(q.is_quantized(kGate));
   EXPECT_FALSE(q.is_quantized("lm_head"));
   // Targets other than "Linear" restrict what is quantized.
@@ -211,7 +207,7 @@ TEST(QuantConfigTest, CompressedTensorsFp8Channel) {
   config["quantization_config"]["fp8_dtype_flavor"] = "float8_e4m3fnuz";
   q = detect_quantization(config, std::nullopt, "x");
   EXPECT_FALSE(q.is_quantized(kQProj0));
-  EXPECT_TRUE(q.is_quantized(kExpert));
+  EXPECT_TRUE(q.is_quantized(kExpertW2));
   EXPECT_EQ(q.fp8_flavor, "float8_e4m3fnuz");
 }
 
@@ -221,7 +217,7 @@ TEST(QuantConfigTest, QuarkMxfp4) {
   EXPECT_EQ(m2.group_size, 32);
   EXPECT_TRUE(m2.dynamic_activations);
   EXPECT_FALSE(m2.is_quantized(kQProj0));
-  EXPECT_TRUE(m2.is_quantized(kExpert));
+  EXPECT_TRUE(m2.is_quantized(kExpertW2));
   EXPECT_FALSE(m2.is_quantized(kGate));
   EXPECT_FALSE(m2.is_quantized("lm_head"));
 
@@ -285,73 +281,76 @@ TEST(QuantConfigTest, ContradictingFilesAreAnError) {
 }
 
 TEST(QuantConfigTest, UnsupportedVariantsNameTheField) {
+  EXPECT_THAT(detect_error_after(
+                  "m2_fp8", [](json& c) { c["quantization_config"]["quant_method"] = "gptq"; }),
+              HasSubstr("ckpt/config.json: field 'quantization_config.quant_method': 'gptq' is not "
+                        "supported"));
   EXPECT_THAT(
-      error_after("m2_fp8", [](json& c) { c["quantization_config"]["quant_method"] = "gptq"; }),
-      HasSubstr("ckpt/config.json: field 'quantization_config.quant_method': 'gptq' is not "
-                "supported"));
-  EXPECT_THAT(
-      error_after("m2_fp8", [](json& c) { c["quantization_config"].erase("quant_method"); }),
+      detect_error_after("m2_fp8", [](json& c) { c["quantization_config"].erase("quant_method"); }),
       HasSubstr("field 'quantization_config.quant_method': required but missing"));
+  EXPECT_THAT(detect_error_after(
+                  "m2_fp8", [](json& c) { c["quantization_config"].erase("weight_block_size"); }),
+              HasSubstr("field 'quantization_config.weight_block_size': missing: per-tensor FP8"));
+  EXPECT_THAT(detect_error_after(
+                  "m2_fp8", [](json& c) { c["quantization_config"]["weight_block_size"] = {128}; }),
+              HasSubstr("field 'quantization_config.weight_block_size': must be [n, k]"));
   EXPECT_THAT(
-      error_after("m2_fp8", [](json& c) { c["quantization_config"].erase("weight_block_size"); }),
-      HasSubstr("field 'quantization_config.weight_block_size': missing: per-tensor FP8"));
-  EXPECT_THAT(
-      error_after("m2_fp8", [](json& c) { c["quantization_config"]["weight_block_size"] = {128}; }),
-      HasSubstr("field 'quantization_config.weight_block_size': must be [n, k]"));
-  EXPECT_THAT(
-      error_after("m2_fp8",
-                  [](json& c) { c["quantization_config"]["modules_to_not_convert"] = "gate"; }),
+      detect_error_after(
+          "m2_fp8", [](json& c) { c["quantization_config"]["modules_to_not_convert"] = "gate"; }),
       HasSubstr("field 'quantization_config.modules_to_not_convert': must be a list"));
-  EXPECT_THAT(
-      error_after("m2_fp8_channel",
+  EXPECT_THAT(detect_error_after(
+                  "m2_fp8_channel",
                   [](json& c) {
                     c["quantization_config"]["config_groups"]["group_0"]["weights"]["strategy"] =
                         "tensor";
                   }),
-      HasSubstr("field 'quantization_config.config_groups.group_0.weights.strategy': only "
-                "per-channel"));
-  EXPECT_THAT(error_after("m2_fp8_channel",
-                          [](json& c) {
-                            c["quantization_config"]["config_groups"]["group_0"]["format"] =
-                                "nvfp4-pack-quantized";
-                          }),
+              HasSubstr("field 'quantization_config.config_groups.group_0.weights.strategy': only "
+                        "per-channel"));
+  EXPECT_THAT(detect_error_after("m2_fp8_channel",
+                                 [](json& c) {
+                                   c["quantization_config"]["config_groups"]["group_0"]["format"] =
+                                       "nvfp4-pack-quantized";
+                                 }),
               HasSubstr("group_0.format': 'nvfp4-pack-quantized' is not supported"));
-  EXPECT_THAT(
-      error_after("m2_fp8_channel",
+  EXPECT_THAT(detect_error_after(
+                  "m2_fp8_channel",
                   [](json& c) { c["quantization_config"]["quantization_status"] = "frozen"; }),
-      HasSubstr("field 'quantization_config.quantization_status'"));
+              HasSubstr("field 'quantization_config.quantization_status'"));
   EXPECT_THAT(
-      error_after("m2_mxfp4",
-                  [](json& c) {
-                    c["quantization_config"]["global_quant_config"]["weight"]["dtype"] = "fp8_e4m3";
-                  }),
+      detect_error_after("m2_mxfp4",
+                         [](json& c) {
+                           c["quantization_config"]["global_quant_config"]["weight"]["dtype"] =
+                               "fp8_e4m3";
+                         }),
       HasSubstr("field 'quantization_config.global_quant_config.weight.dtype': only MXFP4"));
-  EXPECT_THAT(error_after("m2_mxfp4", [](json& c) { c["quantization_config"].erase("export"); }),
-              HasSubstr("field 'quantization_config.export': required but missing"));
   EXPECT_THAT(
-      error_after("m2_mxfp4",
-                  [](json& c) {
-                    c["quantization_config"]["layer_quant_config"] = {{"*w2", json::object()}};
-                  }),
+      detect_error_after("m2_mxfp4", [](json& c) { c["quantization_config"].erase("export"); }),
+      HasSubstr("field 'quantization_config.export': required but missing"));
+  EXPECT_THAT(
+      detect_error_after(
+          "m2_mxfp4",
+          [](json& c) {
+            c["quantization_config"]["layer_quant_config"] = {{"*w2", json::object()}};
+          }),
       HasSubstr("field 'quantization_config.layer_quant_config.*w2.weight': required but missing"));
   EXPECT_THAT(
-      error_after("m2_mxfp4",
-                  [](json& c) {
-                    c["quantization_config"]["layer_quant_config"] = {
-                        {"*self_attn*", {{"weight", {{"dtype", "int8"}}}}}};
-                  }),
+      detect_error_after("m2_mxfp4",
+                         [](json& c) {
+                           c["quantization_config"]["layer_quant_config"] = {
+                               {"*self_attn*", {{"weight", {{"dtype", "int8"}}}}}};
+                         }),
       HasSubstr("field 'quantization_config.layer_quant_config.*self_attn*.weight.dtype': only FP8 "
                 "per-layer overrides"));
   EXPECT_THAT(
-      error_after(
+      detect_error_after(
           "m2_mxfp4",
           [](json& c) {
             c["quantization_config"]["layer_type_quant_config"] = {{"Linear", json::object()}};
           }),
       HasSubstr("field 'quantization_config.layer_type_quant_config': per-module-type overrides"));
-  EXPECT_THAT(
-      error_after("m2_nvfp4", [](json& c) { c["quantization_config"]["quant_algo"] = "fp8"; }),
-      HasSubstr("field 'quantization_config.quant_algo': 'FP8' is not supported"));
+  EXPECT_THAT(detect_error_after("m2_nvfp4",
+                                 [](json& c) { c["quantization_config"]["quant_algo"] = "fp8"; }),
+              HasSubstr("field 'quantization_config.quant_algo': 'FP8' is not supported"));
   json hf = read_json_file(fixture_dir("m2_nvfp4") + "/hf_quant_config.json");
   hf["quantization"]["group_size"] = 32;
   EXPECT_THAT(detect_error(fixture("m2_bf16"), hf),

@@ -8,16 +8,13 @@
 #include <set>
 
 #include "base/error.h"
+#include "config_fixtures.h"
 
 namespace minimax {
 namespace {
 
 using nlohmann::json;
 using Shape = std::vector<int64_t>;
-
-std::string fixture_dir(const std::string& name) {
-  return std::string(MINIMAX_TEST_DATA) + "/configs/" + name;
-}
 
 const TensorSpec& find(const std::vector<TensorSpec>& table, const std::string& name) {
   for (const TensorSpec& spec : table)

@@ -22,7 +22,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kExpert = "model.layers.2.block_sparse_moe.experts.9.w3";
+constexpr const char* kExpertW3 = "model.layers.2.block_sparse_moe.experts.9.w3";
 
 // One MXFP4 M2 checkpoint and its conversion, made once; each test tampers with a copy.
 class ValidateCheckpointTest : public ::testing::Test {
@@ -102,32 +102,32 @@ TEST_F(ValidateCheckpointTest, SamplingComparesFewerExperts) {
 
 TEST_F(ValidateCheckpointTest, FindsAChangedExpertElement) {
   TensorStore store(converted());
-  const uint8_t code = store.at(std::string(kExpert) + ".weight").data()[70];
+  const uint8_t code = store.at(std::string(kExpertW3) + ".weight").data()[70];
   const uint8_t changed = static_cast<uint8_t>(code == 0 ? 0x38 : code ^ 0x01);
-  write_bytes(converted(), std::string(kExpert) + ".weight", 70, &changed, 1);
+  write_bytes(converted(), std::string(kExpertW3) + ".weight", 70, &changed, 1);
   const ValidateReport report = validate();
   EXPECT_FALSE(report.ok());
   // w3 is [32, 64]: byte 70 is row 1, column 6.
-  EXPECT_TRUE(mentions(report, std::string(kExpert) + ".weight row 1 column 6"))
+  EXPECT_TRUE(mentions(report, std::string(kExpertW3) + ".weight row 1 column 6"))
       << format_validate_report(report);
 }
 
 TEST_F(ValidateCheckpointTest, FindsAScaleThatIsNotAPowerOfTwo) {
   const float three = 3.0f;
-  write_bytes(converted(), std::string(kExpert) + ".weight_scale", 4 * 2, &three, 4);
+  write_bytes(converted(), std::string(kExpertW3) + ".weight_scale", 4 * 2, &three, 4);
   const ValidateReport report = validate(1);  // scales are checked even for unsampled experts
-  EXPECT_TRUE(mentions(report, std::string(kExpert) + ".weight_scale row 2"))
+  EXPECT_TRUE(mentions(report, std::string(kExpertW3) + ".weight_scale row 2"))
       << format_validate_report(report);
 }
 
 TEST_F(ValidateCheckpointTest, FindsANegativeZeroCode) {
   TensorStore store(converted());
-  auto bytes = store.at(std::string(kExpert) + ".weight").data();
+  auto bytes = store.at(std::string(kExpertW3) + ".weight").data();
   const auto zero = std::find(bytes.begin(), bytes.end(), uint8_t{0});
   ASSERT_NE(zero, bytes.end()) << "no zero element to flip";
   const uint64_t index = static_cast<uint64_t>(zero - bytes.begin());
   const uint8_t negative_zero = 0x80;
-  write_bytes(converted(), std::string(kExpert) + ".weight", index, &negative_zero, 1);
+  write_bytes(converted(), std::string(kExpertW3) + ".weight", index, &negative_zero, 1);
   const ValidateReport report = validate();
   EXPECT_TRUE(mentions(report, "negative zero")) << format_validate_report(report);
 }

@@ -34,7 +34,7 @@ std::string parse_error(std::vector<std::string> args) {
   return "(no error)";
 }
 
-std::string error_of(const std::string& value, const char* environment) {
+std::string activation_error_of(const std::string& value, const char* environment) {
   try {
     activation_precision_for(value, environment);
   } catch (const std::exception& e) {
@@ -82,9 +82,9 @@ TEST(ActivationsFlag, BadValuesNameTheFlagOrTheVariable) {
   const std::string parsed = parse_error({"--activations", "fp16"});
   EXPECT_NE(parsed.find("--activations"), std::string::npos) << parsed;
   EXPECT_NE(parsed.find("fp16"), std::string::npos) << parsed;
-  const std::string direct = error_of("fp16", nullptr);
+  const std::string direct = activation_error_of("fp16", nullptr);
   EXPECT_NE(direct.find("--activations"), std::string::npos) << direct;
-  const std::string env = error_of("", "fp16");
+  const std::string env = activation_error_of("", "fp16");
   EXPECT_NE(env.find("MINIMAX_CPU_ACTIVATIONS"), std::string::npos) << env;
   EXPECT_NE(env.find("fp16"), std::string::npos) << env;
 }

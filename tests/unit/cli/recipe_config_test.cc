@@ -52,7 +52,7 @@ struct Fixture {
   int parses = 0;
 };
 
-std::string error_of(const std::string& recipe) {
+std::string recipe_error_of(const std::string& recipe) {
   Fixture f;
   try {
     f.parse(recipe);
@@ -94,33 +94,36 @@ TEST(RecipeConfig, AFalseFlagStaysOff) {
 }
 
 TEST(RecipeConfig, UnknownKeysNameTheKeyTheLineAndTheFile) {
-  const std::string error = error_of("model: m\n\nmax-modle-len: 4096\n");
+  const std::string error = recipe_error_of("model: m\n\nmax-modle-len: 4096\n");
   EXPECT_NE(error.find("unknown key 'max-modle-len'"), std::string::npos) << error;
   EXPECT_NE(error.find("recipe_test_UnknownKeys"), std::string::npos) << error;
   EXPECT_NE(error.find("line 3"), std::string::npos) << error;
 }
 
 TEST(RecipeConfig, UnderscoreSpellingsGetTheFlagNameAsAHint) {
-  const std::string error = error_of("model: m\nkv_cache_memory: 2GiB\n");
+  const std::string error = recipe_error_of("model: m\nkv_cache_memory: 2GiB\n");
   EXPECT_NE(error.find("did you mean 'kv-cache-memory'"), std::string::npos) << error;
 }
 
 TEST(RecipeConfig, MistakesInShapeAreErrorsNamingTheKey) {
-  EXPECT_NE(error_of("model: m\nport:\n  http: 80\n").find("key 'port' is a map"),
+  EXPECT_NE(recipe_error_of("model: m\nport:\n  http: 80\n").find("key 'port' is a map"),
             std::string::npos);
-  EXPECT_NE(error_of("model: m\nport: [1, 2]\n").find("key 'port' takes one value"),
+  EXPECT_NE(recipe_error_of("model: m\nport: [1, 2]\n").find("key 'port' takes one value"),
             std::string::npos);
-  EXPECT_NE(error_of("model: m\nport: 1\nport: 2\n").find("key 'port' is repeated"),
+  EXPECT_NE(recipe_error_of("model: m\nport: 1\nport: 2\n").find("key 'port' is repeated"),
             std::string::npos);
-  EXPECT_NE(error_of("model: m\nport:\n").find("key 'port' has no value"), std::string::npos);
-  EXPECT_NE(error_of("config: other.yaml\n").find("key 'config' cannot be set"), std::string::npos);
-  EXPECT_NE(error_of("- model\n- port\n").find("top level must be a map"), std::string::npos);
-  EXPECT_NE(error_of("model: [unclosed\n").find("not valid YAML"), std::string::npos);
-  EXPECT_NE(error_of("--port: 1\n").find("unknown key '--port'"), std::string::npos);
+  EXPECT_NE(recipe_error_of("model: m\nport:\n").find("key 'port' has no value"),
+            std::string::npos);
+  EXPECT_NE(recipe_error_of("config: other.yaml\n").find("key 'config' cannot be set"),
+            std::string::npos);
+  EXPECT_NE(recipe_error_of("- model\n- port\n").find("top level must be a map"),
+            std::string::npos);
+  EXPECT_NE(recipe_error_of("model: [unclosed\n").find("not valid YAML"), std::string::npos);
+  EXPECT_NE(recipe_error_of("--port: 1\n").find("unknown key '--port'"), std::string::npos);
 }
 
 TEST(RecipeConfig, BadValuesFailAsTheSameFlagWouldOnTheCommandLineNamingTheKey) {
-  const std::string error = error_of("model: m\nport: eighty\n");
+  const std::string error = recipe_error_of("model: m\nport: eighty\n");
   EXPECT_NE(error.find("line 2: key 'port': "), std::string::npos) << error;
   EXPECT_NE(error.find("eighty"), std::string::npos) << error;
 }

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "kernel_test_util.h"
 #include "kernels/cpu/attention_kernels.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/cpu_ops.h"
@@ -27,8 +28,6 @@
 
 namespace minimax {
 namespace {
-
-constexpr double kU = 0x1p-24;
 
 struct Problem {
   int heads, kv, d;
@@ -62,8 +61,8 @@ struct Problem {
   }
 };
 
-Problem make_problem(int heads, int kv, int d, std::vector<int32_t> positions, uint32_t seed,
-                     KvDtype dtype = KvDtype::kBF16) {
+Problem make_amx_problem(int heads, int kv, int d, std::vector<int32_t> positions, uint32_t seed,
+                         KvDtype dtype = KvDtype::kBF16) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, 1.5f);
   Problem p;
@@ -162,12 +161,6 @@ class AmxAttention : public ::testing::Test {
   ActivationPrecision saved_ = ActivationPrecision::kF32;
 };
 
-std::vector<int32_t> iota(int32_t from, int32_t n) {
-  std::vector<int32_t> v(n);
-  std::iota(v.begin(), v.end(), from);
-  return v;
-}
-
 TEST_F(AmxAttention, WithinBoundOfTheReference) {
   struct Case {
     std::string name;
@@ -179,18 +172,19 @@ TEST_F(AmxAttention, WithinBoundOfTheReference) {
   std::vector<int32_t> scattered(21);
   for (int32_t& x : scattered) x = static_cast<int32_t>(rng() % 300);
   const Case cases[] = {
-      {"m2_prefill_from_start", 48, 8, 128, iota(0, 80)},
-      {"m3_chunk_after_context", 64, 4, 128, iota(290, 37)},  // with MSA blocks (below)
-      {"head_dim_64", 8, 2, 64, iota(0, 16)},
-      {"head_dim_96", 4, 2, 96, iota(7, 19)},  // 64 dims in four tiles, the last 32 in two
-      {"head_dim_32", 4, 2, 32, iota(0, 33)},  // the bundled tiny M3
-      {"fp8_cache", 48, 8, 128, iota(60, 24), KvDtype::kFp8E4m3},
+      {"m2_prefill_from_start", 48, 8, 128, positions_from(0, 80)},
+      {"m3_chunk_after_context", 64, 4, 128, positions_from(290, 37)},  // with MSA blocks (below)
+      {"head_dim_64", 8, 2, 64, positions_from(0, 16)},
+      {"head_dim_96", 4, 2, 96,
+       positions_from(7, 19)},  // 64 dims in four tiles, the last 32 in two
+      {"head_dim_32", 4, 2, 32, positions_from(0, 33)},  // the bundled tiny M3
+      {"fp8_cache", 48, 8, 128, positions_from(60, 24), KvDtype::kFp8E4m3},
       {"scattered_positions", 8, 2, 128, scattered},
   };
   ThreadPool pool(2);
   uint32_t seed = 1;
   for (const Case& c : cases) {
-    Problem p = make_problem(c.heads, c.kv, c.d, c.positions, seed++, c.dtype);
+    Problem p = make_amx_problem(c.heads, c.kv, c.d, c.positions, seed++, c.dtype);
     if (c.name == "m3_chunk_after_context")
       choose_blocks(p, 64, 0.5, seed++);  // MSA, 64-slot blocks
     std::vector<float> got(p.T() * c.heads * c.d), want(got.size());
@@ -218,7 +212,7 @@ TEST_F(AmxAttention, WithinBoundOfTheReference) {
 // weights' split as the error that counts: hi + lo keeps 16 bits of each weight, so the outputs
 // stay within 2^-14·max|v| (a P tile without its lo half would be 2^-9 off).
 TEST_F(AmxAttention, SoftmaxWeightsKeepSixteenBits) {
-  Problem p = make_problem(1, 1, 64, iota(0, 16), 11);
+  Problem p = make_amx_problem(1, 1, 64, positions_from(0, 16), 11);
   std::fill(p.q.begin(), p.q.end(), 0.0f);
   for (int64_t t = 0; t < 16; ++t) p.q[t * 64] = 1.0f;
   std::vector<float> k(16 * 64, 0.0f);
@@ -236,7 +230,7 @@ TEST_F(AmxAttention, SoftmaxWeightsKeepSixteenBits) {
 }
 
 TEST_F(AmxAttention, PagedAndThreadCountsGiveTheSameBits) {
-  const Problem p = make_problem(24, 4, 128, iota(40, 50), 9);
+  const Problem p = make_amx_problem(24, 4, 128, positions_from(40, 50), 9);
   std::vector<float> one(p.T() * 24 * 128), three(one.size()), paged(one.size());
   ThreadPool single(1), several(3);
   cpu_attention_at(p.args(one.data()), &single, CpuIsa::kAvx512);
@@ -265,7 +259,7 @@ TEST_F(AmxAttention, PagedAndThreadCountsGiveTheSameBits) {
 }
 
 TEST_F(AmxAttention, EveryVisibleBlockSelectedIsBitIdenticalToDense) {
-  Problem p = make_problem(16, 4, 128, iota(100, 40), 21);
+  Problem p = make_amx_problem(16, 4, 128, positions_from(100, 40), 21);
   std::vector<float> dense(p.T() * 16 * 128), sparse(dense.size());
   ThreadPool pool(2);
   cpu_attention_at(p.args(dense.data()), &pool, CpuIsa::kAvx512);
@@ -277,7 +271,7 @@ TEST_F(AmxAttention, EveryVisibleBlockSelectedIsBitIdenticalToDense) {
 }
 
 TEST_F(AmxAttention, TakenOnlyForBf16AndFp8CachesUnderBf16Activations) {
-  const Problem p = make_problem(8, 2, 128, iota(0, 16), 3);
+  const Problem p = make_amx_problem(8, 2, 128, positions_from(0, 16), 3);
   std::vector<float> out(p.T() * 8 * 128);
   AttentionArgs a = p.args(out.data());
   EXPECT_TRUE(cpu_ops_detail::amx_attention_applies(a, CpuIsa::kAvx512));

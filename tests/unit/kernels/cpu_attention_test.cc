@@ -20,28 +20,13 @@
 #include <vector>
 
 #include "base/error.h"
+#include "kernel_test_util.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/reference/reference_ops.h"
 
 namespace minimax {
 namespace {
-
-constexpr double kU = 0x1p-24;
-
-std::vector<CpuIsa> levels() {
-  std::vector<CpuIsa> out;
-  for (CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512})
-    if (cpu_supports(isa)) out.push_back(isa);
-  return out;
-}
-
-std::vector<float> random_floats(size_t n, std::mt19937& rng, float sd = 1.0f) {
-  std::normal_distribution<float> dist(0.0f, sd);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
 
 // ---- Attention ----------------------------------------------------------------------------------
 
@@ -152,12 +137,6 @@ std::vector<double> attention_bound(const AttnProblem& p) {
   return bound;
 }
 
-std::vector<int32_t> iota(int32_t from, int32_t n) {
-  std::vector<int32_t> v(n);
-  for (int32_t i = 0; i < n; ++i) v[i] = from + i;
-  return v;
-}
-
 struct AttnCase {
   std::string name;
   int heads, kv, d;
@@ -169,14 +148,14 @@ std::vector<AttnCase> attention_cases() {
   return {
       {"tiny_decode_first", 8, 2, 16, {0}},
       {"tiny_decode", 8, 2, 16, {37}},
-      {"tiny_prefill", 8, 2, 16, iota(0, 20)},
-      {"tiny_m3_sparse_prefill", 8, 2, 16, iota(50, 40), 16, 4},
+      {"tiny_prefill", 8, 2, 16, positions_from(0, 20)},
+      {"tiny_m3_sparse_prefill", 8, 2, 16, positions_from(50, 40), 16, 4},
       {"odd_head_dim", 6, 3, 13, {3, 9, 17, 40, 41}},
-      {"head_dim_40", 4, 1, 40, iota(90, 7)},
+      {"head_dim_40", 4, 1, 40, positions_from(90, 7)},
       {"head_dim_100_sparse", 4, 2, 100, {130, 200}, 7, 5},
       {"m2_decode", 48, 8, 128, {700}},
       {"m3_decode_sparse", 64, 4, 128, {2900}, 128, 16},
-      {"m3_prefill_chunk", 64, 4, 128, iota(120, 12)},
+      {"m3_prefill_chunk", 64, 4, 128, positions_from(120, 12)},
   };
 }
 
@@ -251,9 +230,9 @@ TEST(CpuAttention, EveryVisibleBlockSelectedIsBitIdenticalToDense) {
     std::vector<int32_t> positions;
   };
   // Runs that cross tile (16) and block boundaries; nblk <= max_blocks everywhere.
-  const Case cases[] = {{8, 2, 16, 16, 4, iota(0, 64)},
+  const Case cases[] = {{8, 2, 16, 16, 4, positions_from(0, 64)},
                         {64, 4, 128, 64, 8, {300, 301, 511}},
-                        {6, 3, 13, 5, 30, iota(100, 30)}};
+                        {6, 3, 13, 5, 30, positions_from(100, 30)}};
   uint32_t seed = 200;
   for (const Case& c : cases) {
     AttnProblem p = make_attention(c.heads, c.kv, c.d, c.positions, 0, 0, seed++);
@@ -356,10 +335,10 @@ struct SelectCase {
 
 std::vector<SelectCase> select_cases() {
   return {
-      {"tiny_m3_prefill", 2, 16, iota(0, 100), 16, 4, 0, 1},
+      {"tiny_m3_prefill", 2, 16, positions_from(0, 100), 16, 4, 0, 1},
       {"m3_decode", 4, 128, {4000, 8191}, 128, 16, 0, 1},
       {"odd", 3, 13, {0, 6, 50, 77, 199, 200}, 7, 5, 1, 2},
-      {"five_heads", 5, 20, iota(60, 25), 4, 6, 2, 1},
+      {"five_heads", 5, 20, positions_from(60, 25), 4, 6, 2, 1},
       {"no_forced", 1, 9, {90}, 3, 4, 0, 0},
   };
 }
@@ -383,7 +362,7 @@ TEST(CpuSelectBlocks, SameBlocksAsTheReferenceAtEveryLevel) {
 TEST(CpuSelectBlocks, TiesGoToTheLowerBlockAsInTheReference) {
   ThreadPool pool(3);
   // Every block's keys copy block 0, 1 or 2: each score appears many times.
-  SelectProblem p = make_select(3, 16, iota(150, 30), 9);
+  SelectProblem p = make_select(3, 16, positions_from(150, 30), 9);
   const int block = 8;
   for (int64_t s = block * 3; s < static_cast<int64_t>(p.k.size()) / p.stride; ++s)
     std::copy_n(p.k.data() + (s % (3 * block)) * p.stride, p.dim, p.k.data() + s * p.stride);

@@ -1,7 +1,7 @@
-// Tests of the batch GEMM (kernels/cpu/linear_gemm.cc, or linear_amx.cc where the CPU has AMX) through cpu_linear with
-// ActivationPrecision::kBF16Batches: bf16, FP8 per channel and FP8 tiles (the published 128×128
-// and odd ones), rows, columns and tokens that are not multiples of the 4×4 tile, the 32-column
-// vector or the token block, one and two threads, against a float64 product.
+// Tests of the batch GEMM (kernels/cpu/linear_gemm.cc, or linear_amx.cc where the CPU has AMX)
+// through cpu_linear with ActivationPrecision::kBF16Batches: bf16, FP8 per channel and FP8 tiles
+// (the published 128×128 and odd ones), rows, columns and tokens that are not multiples of the 4×4
+// tile, the 32-column vector or the token block, one and two threads, against a float64 product.
 //
 // What the GEMM computes: each activation rounded to bf16 once (for FP8 tiles, the activation
 // times its tile's scale, rounded in f32 and then to bf16), exact products, f32 sums. So the f32
@@ -22,20 +22,20 @@
 namespace minimax {
 namespace {
 
-struct Weight {
+struct GemmWeight {
   std::vector<uint8_t> data, scales;
   WeightView view;
   std::vector<double> values;  // [rows, cols] decoded codes, before any scale
   std::vector<float> scale;    // per row (channel) or per tile (block)
 };
 
-Weight random_weight(WeightFormat format, int64_t rows, int64_t cols, int block_rows,
-                     int block_cols, uint32_t seed) {
+GemmWeight random_gemm_weight(WeightFormat format, int64_t rows, int64_t cols, int block_rows,
+                              int block_cols, uint32_t seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::uniform_int_distribution<int> byte(0, 255);
   std::uniform_real_distribution<float> scale(0.0005f, 0.02f);
-  Weight w;
+  GemmWeight w;
   WeightView& v = w.view;
   v.format = format;
   v.rows = rows;
@@ -71,7 +71,7 @@ Weight random_weight(WeightFormat format, int64_t rows, int64_t cols, int block_
 }
 
 // The scale of weight (r, c), and the factor the GEMM folds into the activation.
-float weight_scale(const Weight& w, int64_t r, int64_t c) {
+float weight_scale(const GemmWeight& w, int64_t r, int64_t c) {
   const WeightView& v = w.view;
   if (v.format == WeightFormat::kBF16) return 1.0f;
   if (v.format == WeightFormat::kFp8Channel) return w.scale[r];
@@ -79,7 +79,7 @@ float weight_scale(const Weight& w, int64_t r, int64_t c) {
       .scale[r / v.block_rows * ((v.cols + v.block_cols - 1) / v.block_cols) + c / v.block_cols];
 }
 
-void check(const Weight& w, int64_t tokens, uint32_t seed, const std::string& what) {
+void check(const GemmWeight& w, int64_t tokens, uint32_t seed, const std::string& what) {
   const WeightView& v = w.view;
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
@@ -140,7 +140,7 @@ TEST_F(CpuGemm, Bf16OddShapes) {
   uint32_t seed = 1;
   for (auto [rows, cols] : {std::pair<int64_t, int64_t>{37, 333}, {5, 32}, {16, 1000}, {3, 7}})
     for (int64_t tokens : {8, 9, 14, 31}) {
-      const Weight w = random_weight(WeightFormat::kBF16, rows, cols, 0, 0, seed++);
+      const GemmWeight w = random_gemm_weight(WeightFormat::kBF16, rows, cols, 0, 0, seed++);
       check(w, tokens, seed++,
             "bf16 [" + std::to_string(rows) + ", " + std::to_string(cols) + "] x " +
                 std::to_string(tokens));
@@ -151,7 +151,7 @@ TEST_F(CpuGemm, Fp8ChannelOddShapes) {
   uint32_t seed = 100;
   for (auto [rows, cols] : {std::pair<int64_t, int64_t>{37, 333}, {6, 64}, {19, 130}})
     for (int64_t tokens : {8, 11}) {
-      const Weight w = random_weight(WeightFormat::kFp8Channel, rows, cols, 0, 0, seed++);
+      const GemmWeight w = random_gemm_weight(WeightFormat::kFp8Channel, rows, cols, 0, 0, seed++);
       check(w, tokens, seed++,
             "fp8-channel [" + std::to_string(rows) + ", " + std::to_string(cols) + "] x " +
                 std::to_string(tokens));
@@ -167,8 +167,8 @@ TEST_F(CpuGemm, Fp8BlockTiles) {
   // Tiles that a 4-row tile straddles (3, 5 rows), narrower than a vector, and the published one.
   for (const Case& c : {Case{300, 260, 128, 128}, Case{37, 333, 3, 40}, Case{21, 70, 5, 16}})
     for (int64_t tokens : {8, 13}) {
-      const Weight w = random_weight(WeightFormat::kFp8Block, c.rows, c.cols, c.block_rows,
-                                     c.block_cols, seed++);
+      const GemmWeight w = random_gemm_weight(WeightFormat::kFp8Block, c.rows, c.cols, c.block_rows,
+                                              c.block_cols, seed++);
       check(w, tokens, seed++,
             "fp8-block [" + std::to_string(c.rows) + ", " + std::to_string(c.cols) + "] tiles " +
                 std::to_string(c.block_rows) + "x" + std::to_string(c.block_cols) + " x " +
@@ -179,15 +179,15 @@ TEST_F(CpuGemm, Fp8BlockTiles) {
 // More tokens than one block of bf16 activations (512 KiB: 124 tokens at 2100 columns), and
 // rows wider than a column panel (1024: three panels of 704 here).
 TEST_F(CpuGemm, ManyTokensAndWideRows) {
-  const Weight w = random_weight(WeightFormat::kBF16, 9, 2100, 0, 0, 300);
+  const GemmWeight w = random_gemm_weight(WeightFormat::kBF16, 9, 2100, 0, 0, 300);
   check(w, 133, 301, "bf16 [9, 2100] x 133");
-  const Weight f = random_weight(WeightFormat::kFp8Block, 9, 2100, 4, 128, 302);
+  const GemmWeight f = random_gemm_weight(WeightFormat::kFp8Block, 9, 2100, 4, 128, 302);
   check(f, 133, 303, "fp8-block [9, 2100] x 133");
 }
 
 // Below kBatchTokens a kBF16Batches call is the f32 path, bit for bit.
 TEST_F(CpuGemm, SmallCallsStayF32) {
-  const Weight w = random_weight(WeightFormat::kBF16, 20, 100, 0, 0, 400);
+  const GemmWeight w = random_gemm_weight(WeightFormat::kBF16, 20, 100, 0, 0, 400);
   const int64_t tokens = kBatchTokens - 1;
   std::vector<float> x(tokens * 100);
   std::mt19937 rng(401);
@@ -205,7 +205,7 @@ TEST_F(CpuGemm, SmallCallsStayF32) {
 
 // NaN codes and NaN tile scales reach exactly the outputs they touch.
 TEST_F(CpuGemm, NanPropagates) {
-  Weight w = random_weight(WeightFormat::kFp8Block, 8, 64, 4, 32, 500);
+  GemmWeight w = random_gemm_weight(WeightFormat::kFp8Block, 8, 64, 4, 32, 500);
   w.data[1 * 64 + 5] = 0x7F;           // row 1: NaN code
   w.scale[1 * 2 + 1] = std::nanf("");  // rows 4-7, columns 32-63: NaN scale
   const int64_t tokens = 8;

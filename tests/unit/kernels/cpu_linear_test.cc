@@ -47,7 +47,7 @@ const Tables& tables() {
   return t;
 }
 
-void put_f32(std::vector<uint8_t>& bytes, int64_t index, float v) {
+void put_misaligned_f32(std::vector<uint8_t>& bytes, int64_t index, float v) {
   std::memcpy(bytes.data() + 1 + 4 * index, &v, 4);
 }
 float get_f32(const void* base, int64_t index) {
@@ -56,8 +56,8 @@ float get_f32(const void* base, int64_t index) {
   return v;
 }
 
-Weight random_weight(WeightFormat format, int64_t rows, int64_t cols, uint32_t seed,
-                     int block_rows = 128, int block_cols = 128) {
+Weight random_linear_weight(WeightFormat format, int64_t rows, int64_t cols, uint32_t seed,
+                            int block_rows = 128, int block_cols = 128) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::uniform_int_distribution<int> byte(0, 255);
@@ -75,7 +75,7 @@ Weight random_weight(WeightFormat format, int64_t rows, int64_t cols, uint32_t s
   switch (format) {
     case WeightFormat::kF32:
       w.data_bytes.resize(1 + rows * cols * 4);
-      for (int64_t i = 0; i < rows * cols; ++i) put_f32(w.data_bytes, i, normal(rng));
+      for (int64_t i = 0; i < rows * cols; ++i) put_misaligned_f32(w.data_bytes, i, normal(rng));
       break;
     case WeightFormat::kBF16:
       w.data_bytes.resize(1 + rows * cols * 2);
@@ -96,7 +96,7 @@ Weight random_weight(WeightFormat format, int64_t rows, int64_t cols, uint32_t s
               : ((rows + block_rows - 1) / block_rows) * ((cols + block_cols - 1) / block_cols);
       w.scale_bytes.resize(1 + 4 * n);
       std::uniform_real_distribution<float> scale(0.0005f, 0.02f);
-      for (int64_t i = 0; i < n; ++i) put_f32(w.scale_bytes, i, scale(rng));
+      for (int64_t i = 0; i < n; ++i) put_misaligned_f32(w.scale_bytes, i, scale(rng));
       break;
     }
     case WeightFormat::kMxfp8: {
@@ -312,7 +312,7 @@ bool rounds_scaled_activations(const Path& p, const WeightView& w, int64_t token
 
 // The reference for a path: of x, or of x as the bf16 paths see it (rounded, or hi + lo: their
 // only extra error, so the f32 bound then applies).
-struct Case {
+struct LinearCase {
   const WeightView* w;
   const float* x;
   int64_t tokens;
@@ -324,9 +324,9 @@ struct Case {
   }
 };
 
-Case make_case(const WeightView& w, const float* x, int64_t tokens, bool with_bf16x,
-               bool with_bf16x2) {
-  Case c{&w, x, tokens, reference(w, x, tokens), {}, {}};
+LinearCase make_case(const WeightView& w, const float* x, int64_t tokens, bool with_bf16x,
+                     bool with_bf16x2) {
+  LinearCase c{&w, x, tokens, reference(w, x, tokens), {}, {}};
   if (with_bf16x) {
     const std::vector<float> xr = rounded_to_bf16(x, tokens * w.cols);
     c.bf16x = reference(w, xr.data(), tokens);
@@ -340,13 +340,13 @@ Case make_case(const WeightView& w, const float* x, int64_t tokens, bool with_bf
 
 // Runs the path with 1 and 2 threads (the 2-thread call must give the same bits) and checks the
 // bound.
-void check_path(const Path& path, const Case& c, const std::string& what) {
+void check_path(const Path& path, const LinearCase& c, const std::string& what) {
   const WeightView& w = *c.w;
   const bool scaled = rounds_scaled_activations(path, w, c.tokens);
   const Reference& ref = scaled ? c.exact : c.of(kernel_activations(path, w, c.tokens));
   const bool split = kernel_activations(path, w, c.tokens) == ActivationPrecision::kBF16x2;
   // AMX FP8 tiles: the weight's lo half, and (split) the lo × lo product left out, 2^-16 each.
-  const double a = scaled  ? (split ? 0x1p-16 + 0x1p-24 : 0x1p-8 + 0x1p-24)
+  const double a = scaled ? (split ? 0x1p-16 + 0x1p-24 : 0x1p-8 + 0x1p-24)
                    : amx_scaled_weights(path, w, c.tokens) ? 0x1p-15 + 0x1p-24
                                                            : 0.0;
   // tdpbf16ps sums every product of an output into one f32 in turn: the first-order bound of a
@@ -365,8 +365,7 @@ void check_path(const Path& path, const Case& c, const std::string& what) {
   cpu_linear(w, c.x, c.tokens, y2.data(), two, options);
   const double u = 0x1p-24;
   for (int64_t i = 0; i < c.tokens * w.rows; ++i) {
-    const double bound =
-        ((terms + 32) * u + a) * ref.magnitude[i] + 1e-30;
+    const double bound = ((terms + 32) * u + a) * ref.magnitude[i] + 1e-30;
     const double err = std::fabs(static_cast<double>(y1[i]) - ref.y[i]);
     ASSERT_LE(err, bound) << what << " " << path_name(path) << " token " << i / w.rows << " row "
                           << i % w.rows << ": got " << y1[i] << ", want " << ref.y[i];
@@ -430,7 +429,7 @@ TEST_P(CpuLinearShapes, MatchFloat64Reference) {
   uint32_t seed = 1;
   for (int64_t cols : widths) {
     for (int64_t rows : heights) {
-      const Weight w = random_weight(format, rows, cols, seed++, 32, 64);
+      const Weight w = random_linear_weight(format, rows, cols, seed++, 32, 64);
       for (int64_t tokens : {1, 2, 3, 7, 16, 37}) {
         Activations x = random_activations(tokens, cols, seed++);
         check_path(path, w.view, x.data(), tokens,
@@ -490,14 +489,14 @@ struct RealShapes {
   };
   std::vector<Weight> weights;
   std::vector<Activations> activations;
-  std::vector<Case> cases;
+  std::vector<LinearCase> cases;
   RealShapes() {
     const bool bf16x = cpu_features().avx512_bf16;
     uint32_t seed = 100;
     weights.reserve(std::size(kShapes));
     activations.reserve(std::size(kShapes));
     for (const Shape& s : kShapes) {
-      weights.push_back(random_weight(s.format, s.rows, s.cols, seed++));
+      weights.push_back(random_linear_weight(s.format, s.rows, s.cols, seed++));
       activations.push_back(random_activations(s.tokens, s.cols, seed++));
       cases.push_back(
           make_case(weights.back().view, activations.back().data(), s.tokens, bf16x, bf16x));
@@ -523,7 +522,7 @@ TEST_P(CpuLinearPath, RealLayerShapes) {
 TEST_P(CpuLinearPath, Fp8BlockTiles) {
   uint32_t seed = 200;
   for (auto [br, bc] : {std::pair{48, 48}, std::pair{1, 128}, std::pair{128, 16}}) {
-    const Weight w = random_weight(WeightFormat::kFp8Block, 70, 200, seed++, br, bc);
+    const Weight w = random_linear_weight(WeightFormat::kFp8Block, 70, 200, seed++, br, bc);
     Activations x = random_activations(3, 200, seed++);
     check_path(GetParam(), w.view, x.data(), 3,
                "fp8 tile " + std::to_string(br) + "x" + std::to_string(bc));
@@ -533,7 +532,7 @@ TEST_P(CpuLinearPath, Fp8BlockTiles) {
 
 // More tokens than share one pass over the weight (the token blocks of linear.cc).
 TEST_P(CpuLinearPath, ManyTokens) {
-  const Weight w = random_weight(WeightFormat::kFp8Channel, 20, 6000, 300);
+  const Weight w = random_linear_weight(WeightFormat::kFp8Channel, 20, 6000, 300);
   Activations x = random_activations(40, 6000, 301);
   check_path(GetParam(), w.view, x.data(), 40, "fp8 [20, 6000] × 40 tokens");
 }
@@ -548,7 +547,7 @@ TEST_P(CpuLinearPath, NanCodesAndExtremeScales) {
   ThreadPool pool(1);
   std::vector<float> x(256, 1.0f), y(4);
 
-  Weight fp8 = random_weight(WeightFormat::kFp8Channel, 4, 256, 400);
+  Weight fp8 = random_linear_weight(WeightFormat::kFp8Channel, 4, 256, 400);
   fp8.data_bytes[1 + 1 * 256 + 200] = 0x7F;
   fp8.data_bytes[1 + 3 * 256 + 5] = 0xFF;
   cpu_linear(fp8.view, x.data(), 1, y.data(), pool, options);
@@ -557,13 +556,13 @@ TEST_P(CpuLinearPath, NanCodesAndExtremeScales) {
   EXPECT_FALSE(std::isnan(y[2]));
   EXPECT_TRUE(std::isnan(y[3])) << "e4m3fn 0xFF";
 
-  Weight nv = random_weight(WeightFormat::kNvfp4, 4, 256, 401);
+  Weight nv = random_linear_weight(WeightFormat::kNvfp4, 4, 256, 401);
   nv.scale_bytes[1 + 2 * 16 + 9] = 0x7F;  // row 2, block 9
   cpu_linear(nv.view, x.data(), 1, y.data(), pool, options);
   EXPECT_TRUE(std::isnan(y[2])) << "nvfp4 scale 0x7F";
   EXPECT_FALSE(std::isnan(y[1]));
 
-  Weight mx = random_weight(WeightFormat::kMxfp4, 4, 256, 402);
+  Weight mx = random_linear_weight(WeightFormat::kMxfp4, 4, 256, 402);
   mx.scale_bytes[1 + 0 * 8 + 3] = 0xFF;                                 // row 0, block 3
   for (int b = 0; b < 8; ++b) mx.scale_bytes[1 + 1 * 8 + b] = 0x00;     // row 1 all 2^-127
   for (int i = 0; i < 128; ++i) mx.data_bytes[1 + 1 * 128 + i] = 0x66;  // every element 4
@@ -572,7 +571,7 @@ TEST_P(CpuLinearPath, NanCodesAndExtremeScales) {
   EXPECT_EQ(y[1], static_cast<float>(256 * 4 * 0x1p-127)) << "e8m0 0x00";
   EXPECT_FALSE(std::isnan(y[3]));
 
-  Weight m8 = random_weight(WeightFormat::kMxfp8, 4, 256, 403);
+  Weight m8 = random_linear_weight(WeightFormat::kMxfp8, 4, 256, 403);
   m8.scale_bytes[1 + 2 * 8 + 5] = 0xFF;                                 // row 2, block 5
   for (int b = 0; b < 8; ++b) m8.scale_bytes[1 + 3 * 8 + b] = 0x00;     // row 3 all 2^-127
   for (int i = 0; i < 256; ++i) m8.data_bytes[1 + 3 * 256 + i] = 0x48;  // every element 4
@@ -589,7 +588,7 @@ INSTANTIATE_TEST_SUITE_P(AllPaths, CpuLinearPath, ::testing::ValuesIn(kPaths), p
 // ---- API ----------------------------------------------------------------------------------------
 
 TEST(CpuLinear, DefaultEntryPointsAgreeWithExplicitDefaultIsa) {
-  const Weight w = random_weight(WeightFormat::kBF16, 37, 333, 500);
+  const Weight w = random_linear_weight(WeightFormat::kBF16, 37, 333, 500);
   Activations x = random_activations(3, 333, 501);
   ThreadPool pool(2);
   std::vector<float> a(3 * 37), b(3 * 37), c(3 * 37);
@@ -631,18 +630,18 @@ void expect_error(const WeightView& w, const float* x, int64_t tokens, float* y,
 
 TEST(CpuLinear, RejectsUnusableViews) {
   std::vector<float> x(64, 1.0f), y(64);
-  Weight mx = random_weight(WeightFormat::kMxfp4, 2, 64, 600);
+  Weight mx = random_linear_weight(WeightFormat::kMxfp4, 2, 64, 600);
   WeightView bad = mx.view;
   bad.cols = 48;
   expect_error(bad, x.data(), 1, y.data(), "mxfp4 input width 48");
-  Weight nv = random_weight(WeightFormat::kNvfp4, 2, 32, 601);
+  Weight nv = random_linear_weight(WeightFormat::kNvfp4, 2, 32, 601);
   bad = nv.view;
   bad.cols = 24;
   expect_error(bad, x.data(), 1, y.data(), "nvfp4 input width 24");
   bad = nv.view;
   bad.scales = nullptr;
   expect_error(bad, x.data(), 1, y.data(), "no scales");
-  Weight fp8 = random_weight(WeightFormat::kFp8Block, 2, 32, 602);
+  Weight fp8 = random_linear_weight(WeightFormat::kFp8Block, 2, 32, 602);
   bad = fp8.view;
   bad.block_cols = 0;
   expect_error(bad, x.data(), 1, y.data(), "tile 128x0");
@@ -659,7 +658,7 @@ TEST(CpuLinear, RejectsUnusableViews) {
 }
 
 TEST(CpuLinear, ZeroTokensWritesNothing) {
-  const Weight w = random_weight(WeightFormat::kF32, 3, 5, 700);
+  const Weight w = random_linear_weight(WeightFormat::kF32, 3, 5, 700);
   ThreadPool pool(1);
   float y = 42.0f;
   cpu_linear(w.view, nullptr, 0, &y, pool);

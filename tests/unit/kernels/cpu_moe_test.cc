@@ -27,6 +27,7 @@
 
 #include "base/error.h"
 #include "formats/float_formats.h"
+#include "kernel_test_util.h"
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/reference/moe_plan.h"
 #include "kernels/reference/reference_ops.h"
@@ -34,8 +35,6 @@
 
 namespace minimax {
 namespace {
-
-constexpr double kU = 0x1p-24;
 
 // ---- Random weights in every stored format ------------------------------------------------------
 
@@ -61,8 +60,8 @@ std::vector<uint8_t> fp8_codes(int64_t n, std::mt19937& rng) {
 
 // Values ~ N(0, sd), stored in `format` with fixed, slightly varying scales (any valid codes make
 // a valid weight: the reference decodes what is stored).
-StoredWeight make_weight(WeightFormat format, int64_t rows, int64_t cols, double sd,
-                         std::mt19937& rng) {
+StoredWeight make_moe_weight(WeightFormat format, int64_t rows, int64_t cols, double sd,
+                             std::mt19937& rng) {
   std::normal_distribution<double> dist(0.0, sd);
   std::uniform_real_distribution<double> jitter(0.75, 1.25);
   StoredWeight w;
@@ -171,16 +170,16 @@ struct MoeProblem {
   }
 };
 
-MoeProblem make_problem(const MoeCase& c, uint32_t seed) {
+MoeProblem make_moe_problem(const MoeCase& c, uint32_t seed) {
   std::mt19937 rng(seed);
   MoeProblem p;
   const int distinct = std::min(c.distinct, c.num_experts);
   // Scales that keep the activations O(1): the SwiGLU-OAI clamps at ±7 are reached sometimes.
   const double sd_in = 2.0 / std::sqrt(double(c.hidden)), sd_out = 1.0 / std::sqrt(double(c.inter));
   for (int s = 0; s < distinct; ++s) {
-    p.sets.push_back(make_weight(c.format, c.inter, c.hidden, sd_in, rng));
-    p.sets.push_back(make_weight(c.format, c.inter, c.hidden, sd_in, rng));
-    p.sets.push_back(make_weight(c.format, c.hidden, c.inter, sd_out, rng));
+    p.sets.push_back(make_moe_weight(c.format, c.inter, c.hidden, sd_in, rng));
+    p.sets.push_back(make_moe_weight(c.format, c.inter, c.hidden, sd_in, rng));
+    p.sets.push_back(make_moe_weight(c.format, c.hidden, c.inter, sd_out, rng));
   }
   for (int e = 0; e < c.num_experts; ++e) {
     const int s = e % distinct;
@@ -307,7 +306,7 @@ void expect_matches_reference(const MoeCase& c, const MoeProblem& p) {
 }
 
 void expect_matches_reference(const MoeCase& c, uint32_t seed) {
-  expect_matches_reference(c, make_problem(c, seed));
+  expect_matches_reference(c, make_moe_problem(c, seed));
 }
 
 std::vector<MoeCase> format_cases() {
@@ -343,10 +342,10 @@ TEST(CpuMoe, ExpertsInDifferentFormats) {
   // slice must start on a tile boundary, whichever expert comes first.
   for (int first : {0, 1}) {
     MoeCase c{"mixed", WeightFormat::kFp8Block, 389, 300, 8, 4, 5};
-    MoeProblem p = make_problem(c, 95);
+    MoeProblem p = make_moe_problem(c, 95);
     MoeCase other = c;
     other.format = WeightFormat::kFp8Channel;
-    const MoeProblem q = make_problem(other, 96);
+    const MoeProblem q = make_moe_problem(other, 96);
     for (int e = first; e < c.num_experts; e += 2) p.experts[e] = q.experts[e];
     expect_matches_reference(c, p);
   }
@@ -385,7 +384,7 @@ TEST(CpuMoe, Fp8EmulationOfTheDownInput) {
     c.quant = q;
     expect_matches_reference(c, 80);
     // The emulation changes the result (so the check above could tell it was skipped).
-    const MoeProblem p = make_problem(c, 80);
+    const MoeProblem p = make_moe_problem(c, 80);
     std::vector<float> with(c.T * c.hidden), without(c.T * c.hidden);
     cpu_moe(p.args(c, with.data()), nullptr);
     c.quant = ActQuantKind::kNone;
@@ -400,7 +399,7 @@ TEST(CpuMoe, ThreadCountDoesNotChangeTheResult) {
         MoeCase{"fp8_block_batch", WeightFormat::kFp8Block, 200, 272, 8, 3, 40},
         MoeCase{"bf16_big", WeightFormat::kBF16, 512, 384, 8, 2, 1, GluKind::kSwigluOai},
         MoeCase{"nvfp4_batch", WeightFormat::kNvfp4, 256, 512, 6, 2, 100}}) {
-    const MoeProblem p = make_problem(c, 90);
+    const MoeProblem p = make_moe_problem(c, 90);
     std::vector<float> one(c.T * c.hidden);
     cpu_moe(p.args(c, one.data()), nullptr);
     for (size_t threads : {2, 3, 7}) {
@@ -439,7 +438,7 @@ TEST(CpuMoe, PlanMatchesPlanMoeAndReusesItsStorage) {
 
 TEST(CpuMoe, RejectsMisshapenExperts) {
   MoeCase c{"shapes", WeightFormat::kF32, 32, 16, 4, 2, 3};
-  MoeProblem p = make_problem(c, 5);
+  MoeProblem p = make_moe_problem(c, 5);
   for (auto& e : p.experts) e.down.rows = 31;
   std::vector<float> y(c.T * c.hidden);
   EXPECT_THROW(cpu_moe(p.args(c, y.data()), nullptr), Error);

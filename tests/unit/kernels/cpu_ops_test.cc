@@ -16,6 +16,7 @@
 
 #include "base/error.h"
 #include "formats/float_formats.h"
+#include "kernel_test_util.h"
 #include "kernels/backend.h"
 #include "kernels/cpu/cpu_backend.h"
 #include "kernels/reference/reference_ops.h"
@@ -23,9 +24,7 @@
 namespace minimax {
 namespace {
 
-constexpr double kU = 0x1p-24;  // f32 unit roundoff
-
-std::vector<float> random_floats(size_t n, uint32_t seed, float sd = 1.0f) {
+std::vector<float> seeded_floats(size_t n, uint32_t seed, float sd = 1.0f) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> dist(0.0f, sd);
   std::vector<float> v(n);
@@ -49,8 +48,8 @@ TEST(CpuRmsNorm, WithinThreeRoundingsOfTheReference) {
   uint32_t seed = 1;
   for (const NormShape& s : shapes) {
     for (bool add_one : {false, true}) {
-      const auto x = random_floats(s.rows * s.dim, seed++, 3.0f);
-      const auto w = random_floats(s.dim, seed++, 0.5f);
+      const auto x = seeded_floats(s.rows * s.dim, seed++, 3.0f);
+      const auto w = seeded_floats(s.dim, seed++, 0.5f);
       std::vector<float> ref(x.size()), got(x.size()), in_place = x;
       reference::rms_norm(x.data(), s.rows, s.dim, w.data(), 1e-6f, add_one, ref.data(), nullptr);
       cpu_rms_norm(x.data(), s.rows, s.dim, w.data(), 1e-6f, add_one, got.data(), &pool);
@@ -71,8 +70,8 @@ TEST(CpuRmsNorm, EveryLevelGivesThePortableBits) {
   uint32_t seed = 100;
   for (int64_t dim : {1, 5, 8, 13, 64, 517, 3072}) {
     for (bool add_one : {false, true}) {
-      const auto x = random_floats(3 * dim, seed++, 3.0f);
-      const auto w = random_floats(dim, seed++, 0.5f);
+      const auto x = seeded_floats(3 * dim, seed++, 3.0f);
+      const auto w = seeded_floats(dim, seed++, 0.5f);
       std::vector<float> want(x.size());
       cpu_rms_norm_at(x.data(), 3, dim, w.data(), 1e-6f, add_one, want.data(), nullptr,
                       CpuIsa::kScalar);
@@ -115,7 +114,7 @@ TEST(CpuRope, BitIdenticalToTheReference) {
     std::mt19937 rng(seed);
     for (int64_t t = 0; t < c.T; ++t)
       positions[t] = t == 0 ? 0 : static_cast<int32_t>(rng() % 300000);
-    const auto x = random_floats(c.T * c.p.num_heads * c.p.head_dim, seed++);
+    const auto x = seeded_floats(c.T * c.p.num_heads * c.p.head_dim, seed++);
     std::vector<float> ref = x, got = x;
     reference::rope(ref.data(), c.T, positions.data(), c.p, nullptr);
     cpu_rope(got.data(), c.T, positions.data(), c.p, &pool);
@@ -209,8 +208,8 @@ TEST(CpuGlu, WithinAFewRoundingsOfTheReference) {
     GluParams p;
     p.kind = kind;
     for (int64_t n : {1, 7, 32, 1536, 3071}) {
-      auto gate = random_floats(n, static_cast<uint32_t>(n), 6.0f);
-      auto up = random_floats(n, static_cast<uint32_t>(n + 1), 6.0f);
+      auto gate = seeded_floats(n, static_cast<uint32_t>(n), 6.0f);
+      auto up = seeded_floats(n, static_cast<uint32_t>(n + 1), 6.0f);
       if (n > 4) {  // the edges: clamps, overflow of exp(−g), zeros
         gate[0] = -120.0f;
         gate[1] = 7.0f;
@@ -254,7 +253,7 @@ TEST(CpuGlu, Avx512IsTheDoubleResultRoundedOnceEvenAtTheEdges) {
       up.push_back(u);
     }
   // And the working range, densely: a coefficient of the exponential off by 1e-4 shows here.
-  const auto g_random = random_floats(4096, 7, 30.0f), u_random = random_floats(4096, 8, 10.0f);
+  const auto g_random = seeded_floats(4096, 7, 30.0f), u_random = seeded_floats(4096, 8, 10.0f);
   gate.insert(gate.end(), g_random.begin(), g_random.end());
   up.insert(up.end(), u_random.begin(), u_random.end());
   const int64_t n = static_cast<int64_t>(gate.size());

@@ -15,6 +15,7 @@
 
 #include "base/thread_pool.h"
 #include "formats/float_formats.h"
+#include "kernel_test_util.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/kv_codec.h"
@@ -22,13 +23,6 @@
 
 namespace minimax {
 namespace {
-
-std::vector<CpuIsa> levels() {
-  std::vector<CpuIsa> out;
-  for (CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512})
-    if (cpu_supports(isa)) out.push_back(isa);
-  return out;
-}
 
 uint8_t reference_fp8(float x) {
   return f64_to_fp8(static_cast<double>(x) / kFp8KvScale, Fp8Format::kE4M3FN);
@@ -102,13 +96,6 @@ Caches make_cache(const std::vector<float>& rows, int64_t slots, int64_t width, 
   c.decoded.resize(slots * width);
   decode_kv_row(c.stored.data(), slots * width, dtype, c.decoded.data());
   return c;
-}
-
-std::vector<float> random_floats(size_t n, std::mt19937& rng, float sd) {
-  std::normal_distribution<float> dist(0.0f, sd);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
 }
 
 class KvDtypeOps : public ::testing::TestWithParam<KvDtype> {};

@@ -14,26 +14,13 @@
 #include <vector>
 
 #include "base/error.h"
+#include "kernel_test_util.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/reference/reference_ops.h"
 
 namespace minimax {
 namespace {
-
-std::vector<CpuIsa> levels() {
-  std::vector<CpuIsa> out;
-  for (CpuIsa isa : {CpuIsa::kScalar, CpuIsa::kAvx2, CpuIsa::kAvx512})
-    if (cpu_supports(isa)) out.push_back(isa);
-  return out;
-}
-
-std::vector<float> random_floats(size_t n, std::mt19937& rng) {
-  std::normal_distribution<float> dist(0.0f, 1.5f);
-  std::vector<float> v(n);
-  for (float& x : v) x = dist(rng);
-  return v;
-}
 
 // A contiguous cache of `slots` rows of `width` floats copied into a pool of twice as many pages
 // (the rest filled with noise), page i of the sequence at a shuffled physical page.
@@ -50,7 +37,7 @@ Paged page_out(const std::vector<float>& contiguous, int64_t width, int64_t slot
   std::shuffle(physical.begin(), physical.end(), rng);
   Paged p;
   p.table.assign(physical.begin(), physical.begin() + pages);
-  p.storage = random_floats(2 * pages * page_size * width, rng);
+  p.storage = random_floats(2 * pages * page_size * width, rng, 1.5f);
   for (int64_t s = 0; s < slots; ++s) {
     const int64_t row = int64_t(p.table[s / page_size]) * page_size + s % page_size;
     std::copy_n(contiguous.data() + s * width, width, p.storage.data() + row * width);
@@ -58,24 +45,18 @@ Paged page_out(const std::vector<float>& contiguous, int64_t width, int64_t slot
   return p;
 }
 
-struct Case {
+struct PagedCase {
   std::string name;
   int heads, kv, d;
   std::vector<int32_t> positions;
   int block = 0, max_blocks = 0;  // block > 0: a random block choice per (token, KV group)
 };
 
-std::vector<int32_t> iota_from(int32_t from, int32_t n) {
-  std::vector<int32_t> v(n);
-  std::iota(v.begin(), v.end(), from);
-  return v;
-}
-
-std::vector<Case> cases() {
+std::vector<PagedCase> cases() {
   return {
       {"decode", 8, 2, 16, {70}},
-      {"prefill", 8, 2, 16, iota_from(0, 40)},
-      {"sparse_prefill", 8, 2, 16, iota_from(50, 30), 16, 4},
+      {"prefill", 8, 2, 16, positions_from(0, 40)},
+      {"sparse_prefill", 8, 2, 16, positions_from(50, 30), 16, 4},
       {"sparse_odd_blocks", 4, 2, 24, {130, 199}, 7, 5},
       {"m3_decode_sparse", 64, 4, 128, {700}, 128, 4},
   };
@@ -86,12 +67,13 @@ using AttentionOp = void (*)(const AttentionArgs&, ThreadPool*);
 TEST(PagedAttention, BitIdenticalToContiguousForEveryPageSize) {
   ThreadPool pool(2);
   std::mt19937 rng(17);
-  for (const Case& c : cases()) {
+  for (const PagedCase& c : cases()) {
     const int64_t T = static_cast<int64_t>(c.positions.size());
     const int64_t slots = *std::max_element(c.positions.begin(), c.positions.end()) + 1;
     const int64_t width = int64_t{c.kv} * c.d;
-    const auto q = random_floats(T * c.heads * c.d, rng);
-    const auto k = random_floats(slots * width, rng), v = random_floats(slots * width, rng);
+    const auto q = random_floats(T * c.heads * c.d, rng, 1.5f);
+    const auto k = random_floats(slots * width, rng, 1.5f),
+               v = random_floats(slots * width, rng, 1.5f);
     std::vector<int32_t> blocks;
     if (c.block > 0) {
       blocks.assign(T * c.kv * c.max_blocks, -1);
@@ -197,15 +179,15 @@ TEST(PagedSelectBlocks, SameBlocksAsContiguous) {
     int block, topk, init, local;
   };
   const std::vector<SelectCase> select_cases = {
-      {2, 16, iota_from(0, 100), 16, 4, 0, 1},
+      {2, 16, positions_from(0, 100), 16, 4, 0, 1},
       {4, 32, {900, 1500}, 128, 4, 0, 1},
       {3, 13, {0, 6, 50, 77, 199, 200}, 7, 5, 1, 2},
   };
   for (const SelectCase& c : select_cases) {
     const int64_t T = static_cast<int64_t>(c.positions.size());
     const int64_t slots = *std::max_element(c.positions.begin(), c.positions.end()) + 1;
-    const auto q = random_floats(T * c.heads * c.dim, rng);
-    const auto k = random_floats(slots * c.dim, rng);
+    const auto q = random_floats(T * c.heads * c.dim, rng, 1.5f);
+    const auto k = random_floats(slots * c.dim, rng, 1.5f);
     BlockSelectArgs a;
     a.index_q = q.data();
     a.T = T;

@@ -47,7 +47,7 @@ struct TestWeight {
   WeightView view;
 };
 
-TestWeight make_weight(WeightFormat format, int64_t rows, int64_t cols, uint32_t seed) {
+TestWeight make_reference_weight(WeightFormat format, int64_t rows, int64_t cols, uint32_t seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::vector<float> values(rows * cols);
@@ -146,7 +146,7 @@ class ReferenceLinearFormats : public ::testing::TestWithParam<WeightFormat> {};
 
 TEST_P(ReferenceLinearFormats, MatchesNaiveProductOfDecodedWeight) {
   const int64_t rows = 37, cols = 160, T = 3;
-  TestWeight w = make_weight(GetParam(), rows, cols, 11);
+  TestWeight w = make_reference_weight(GetParam(), rows, cols, 11);
   std::mt19937 rng(5);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::vector<float> x(T * cols);
@@ -187,7 +187,7 @@ TEST(ReferenceLinear, RejectsUnusableViews) {
 }
 
 TEST(ReferenceEmbedding, DecodesRowsAndNamesBadTokens) {
-  TestWeight table = make_weight(WeightFormat::kBF16, 5, 8, 3);
+  TestWeight table = make_reference_weight(WeightFormat::kBF16, 5, 8, 3);
   const int32_t tokens[2] = {4, 1};
   std::vector<float> out(16);
   reference::embedding(table.view, tokens, 2, out.data());

@@ -38,7 +38,7 @@ int64_t scale_rows(const WeightView& w) {
   return w.format == WeightFormat::kF32 || w.format == WeightFormat::kBF16 ? 0 : w.rows;
 }
 
-Owned random_weight(WeightFormat format, uint32_t seed) {
+Owned random_slice_weight(WeightFormat format, uint32_t seed) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   std::uniform_int_distribution<int> byte(0, 255);
@@ -137,7 +137,7 @@ std::vector<float> run(bool cpu, const WeightView& w, const std::vector<float>& 
 class WeightSliceTest : public ::testing::TestWithParam<WeightFormat> {};
 
 TEST_P(WeightSliceTest, RowSliceIsTheWholeWeightsRows) {
-  const Owned whole = random_weight(GetParam(), 11);
+  const Owned whole = random_slice_weight(GetParam(), 11);
   const int64_t begin = 64, count = 32;
   const WeightView slice = slice_rows(whole.view, begin, count);
   std::vector<double> a(kCols), b(kCols);
@@ -161,7 +161,7 @@ TEST_P(WeightSliceTest, RowSliceIsTheWholeWeightsRows) {
 }
 
 TEST_P(WeightSliceTest, ColumnSliceGivesThePartialProducts) {
-  const Owned whole = random_weight(GetParam(), 12);
+  const Owned whole = random_slice_weight(GetParam(), 12);
   ThreadPool pool(2);
   for (auto [begin, count] : {std::pair<int64_t, int64_t>{64, 128}, {128, 128}, {0, 64}}) {
     SCOPED_TRACE(begin);
@@ -194,7 +194,7 @@ TEST_P(WeightSliceTest, ColumnSliceGivesThePartialProducts) {
 }
 
 TEST_P(WeightSliceTest, SlicesOffTheBlockGridAreRefused) {
-  const Owned whole = random_weight(GetParam(), 13);
+  const Owned whole = random_slice_weight(GetParam(), 13);
   EXPECT_THROW(slice_rows(whole.view, 90, 10, "w"), Error);  // past the end
   EXPECT_THROW(slice_cols(whole.view, 200, 100, "w"), Error);
   const bool blocked = GetParam() != WeightFormat::kF32 && GetParam() != WeightFormat::kBF16 &&

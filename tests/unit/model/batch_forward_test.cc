@@ -19,32 +19,26 @@
 namespace minimax {
 namespace {
 
-constexpr int kVocab = 576;
+constexpr int kBatchVocab = 576;
 
-std::vector<int32_t> prompt(size_t n, int salt) {
-  std::vector<int32_t> tokens(n);
-  for (size_t i = 0; i < n; ++i) tokens[i] = static_cast<int32_t>((i * 37 + salt) % kVocab);
-  return tokens;
+std::vector<int32_t> batch_prompt(size_t n, int salt) {
+  return testing_support::prompt_tokens(n, kBatchVocab, salt);
 }
 
-std::vector<int32_t> range(int32_t from, int32_t to) {
-  std::vector<int32_t> v(to - from);
-  std::iota(v.begin(), v.end(), from);
-  return v;
-}
+using testing_support::token_range;
 
 bool same_bits(const float* a, const float* b, size_t n) {
   return std::memcmp(a, b, n * sizeof(float)) == 0;
 }
 
-struct Case {
+struct BatchCase {
   Arch arch;
   QuantScheme scheme;
   MoePath moe_path;
   BackendKind backend;
 };
 
-std::string case_name(const Case& c) {
+std::string batch_case_name(const BatchCase& c) {
   std::string name = std::string(arch_name(c.arch)) + "_" +
                      std::string(quant_scheme_name(c.scheme)) + "_" +
                      std::string(moe_path_name(c.moe_path)) + "_" +
@@ -54,8 +48,8 @@ std::string case_name(const Case& c) {
   return name;
 }
 
-std::vector<Case> cases() {
-  std::vector<Case> out;
+std::vector<BatchCase> batch_cases() {
+  std::vector<BatchCase> out;
   for (Arch arch : {Arch::kM2, Arch::kM3})
     for (QuantScheme scheme : {QuantScheme::kNone, QuantScheme::kFp8Block, QuantScheme::kFp8Channel,
                                QuantScheme::kMxfp4, QuantScheme::kNvfp4})
@@ -66,21 +60,23 @@ std::vector<Case> cases() {
   return out;
 }
 
-class BatchInvariance : public ::testing::TestWithParam<Case> {};
+class BatchInvariance : public ::testing::TestWithParam<BatchCase> {};
 
 TEST_P(BatchInvariance, EachSequenceGetsTheBitsItGetsAlone) {
-  const Case& c = GetParam();
+  const BatchCase& c = GetParam();
   ModelOptions options;
   options.backend = c.backend;
   options.moe_path = c.moe_path;
   options.threads = 2;
-  auto model = Model::load(testing_support::tiny_checkpoint(c.arch, c.scheme, 3, kVocab), options);
+  auto model =
+      Model::load(testing_support::tiny_checkpoint(c.arch, c.scheme, 3, kBatchVocab), options);
   const int64_t vocab = model->config().vocab_size;
   // Histories of 5, 20 and 33 tokens; the step: 7 more tokens of sequence 0 (a prefill chunk,
   // every row's logits) and one decode token each for sequences 1 and 2.
-  const std::vector<int32_t> history[3] = {prompt(5, 3), prompt(20, 50), prompt(33, 91)};
-  const std::vector<int32_t> step_tokens[3] = {prompt(7, 400), {17}, {401}};
-  const std::vector<int32_t> step_positions[3] = {range(5, 12), {20}, {33}};
+  const std::vector<int32_t> history[3] = {batch_prompt(5, 3), batch_prompt(20, 50),
+                                           batch_prompt(33, 91)};
+  const std::vector<int32_t> step_tokens[3] = {batch_prompt(7, 400), {17}, {401}};
+  const std::vector<int32_t> step_positions[3] = {token_range(5, 12), {20}, {33}};
   const LogitsFor which[3] = {LogitsFor::kAllTokens, LogitsFor::kLastToken, LogitsFor::kLastToken};
   const int64_t rows[3] = {7, 1, 1};
 
@@ -89,7 +85,7 @@ TEST_P(BatchInvariance, EachSequenceGetsTheBitsItGetsAlone) {
   std::vector<float> alone_step[3], alone_next[3];
   for (int i = 0; i < 3; ++i) {
     alone.push_back(model->new_cache(40));
-    const auto positions = range(0, static_cast<int32_t>(history[i].size()));
+    const auto positions = token_range(0, static_cast<int32_t>(history[i].size()));
     model->forward(history[i], positions, alone[i]);
     alone_step[i] = model->forward(step_tokens[i], step_positions[i], alone[i], which[i]);
     const int32_t next = 9, at = step_positions[i].back() + 1;
@@ -105,7 +101,7 @@ TEST_P(BatchInvariance, EachSequenceGetsTheBitsItGetsAlone) {
   paged.emplace_back(pool, std::vector<int32_t>{0, 7});
   paged.emplace_back(pool, std::vector<int32_t>{8, 2, 5});
   for (int i = 0; i < 3; ++i)
-    model->forward(history[i], range(0, static_cast<int32_t>(history[i].size())), paged[i]);
+    model->forward(history[i], token_range(0, static_cast<int32_t>(history[i].size())), paged[i]);
   std::vector<BatchSequence> batch(3);
   for (int i = 0; i < 3; ++i) batch[i] = {step_tokens[i], step_positions[i], &paged[i], which[i]};
   const auto step = model->forward_batch(batch);
@@ -114,7 +110,7 @@ TEST_P(BatchInvariance, EachSequenceGetsTheBitsItGetsAlone) {
   for (int i = 0; i < 3; ++i) {
     ASSERT_EQ(alone_step[i].size(), static_cast<size_t>(rows[i] * vocab));
     EXPECT_TRUE(same_bits(step.data() + row * vocab, alone_step[i].data(), rows[i] * vocab))
-        << case_name(c) << ": step logits of sequence " << i;
+        << batch_case_name(c) << ": step logits of sequence " << i;
     row += rows[i];
   }
   // The keys and values the batch wrote are the ones each sequence writes alone.
@@ -125,26 +121,19 @@ TEST_P(BatchInvariance, EachSequenceGetsTheBitsItGetsAlone) {
   ASSERT_EQ(decode.size(), static_cast<size_t>(3 * vocab));
   for (int i = 0; i < 3; ++i)
     EXPECT_TRUE(same_bits(decode.data() + i * vocab, alone_next[i].data(), vocab))
-        << case_name(c) << ": next decode of sequence " << i;
+        << batch_case_name(c) << ": next decode of sequence " << i;
 }
 
-INSTANTIATE_TEST_SUITE_P(TinyModels, BatchInvariance, ::testing::ValuesIn(cases()),
-                         [](const auto& info) { return case_name(info.param); });
+INSTANTIATE_TEST_SUITE_P(TinyModels, BatchInvariance, ::testing::ValuesIn(batch_cases()),
+                         [](const auto& info) { return batch_case_name(info.param); });
 
-void expect_error_mentions(const std::function<void()>& body, const std::string& text) {
-  try {
-    body();
-    ADD_FAILURE() << "no error; expected one mentioning " << text;
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-  }
-}
+using testing_support::expect_error_mentions;
 
 TEST(ForwardBatch, ErrorsNameTheBatchIndexAndChangeNoCache) {
   ModelOptions options;
   options.backend = BackendKind::kReference;
   auto model = Model::load(
-      testing_support::tiny_checkpoint(Arch::kM2, QuantScheme::kNone, 3, kVocab), options);
+      testing_support::tiny_checkpoint(Arch::kM2, QuantScheme::kNone, 3, kBatchVocab), options);
   KvCache first = model->new_cache(8), second = model->new_cache(8);
   const std::vector<int32_t> two = {1, 2}, one = {3}, at01 = {0, 1}, at0 = {0};
   auto batch_of = [&](BatchSequence s1) {

@@ -22,7 +22,7 @@ namespace {
 
 using testing_support::iota_positions;
 
-constexpr double kLogitTolerance = 2e-4;
+using testing_support::kLogitTolerance;
 
 struct ModelRun {
   std::vector<float> prefill;  // [T, vocab]
@@ -58,18 +58,14 @@ void expect_close(const std::vector<float>& cpu, const std::vector<float>& ref, 
   std::printf("[ measured ] %s: max |cpu - reference| = %.3g\n", what.c_str(), worst);
 }
 
-std::vector<int32_t> prompt(size_t n, int vocab) {
-  std::vector<int32_t> tokens(n);
-  for (size_t i = 0; i < n; ++i) tokens[i] = static_cast<int32_t>((i * 37 + 11) % vocab);
-  return tokens;
-}
+using testing_support::prompt_tokens;
 
-struct Case {
+struct CpuBackendCase {
   Arch arch;
   QuantScheme scheme;
 };
 
-class CpuBackendModel : public ::testing::TestWithParam<Case> {};
+class CpuBackendModel : public ::testing::TestWithParam<CpuBackendCase> {};
 
 TEST_P(CpuBackendModel, PrefillAndDecodeMatchTheReferenceBackend) {
   const int vocab = 576;
@@ -82,7 +78,7 @@ TEST_P(CpuBackendModel, PrefillAndDecodeMatchTheReferenceBackend) {
   options.backend = BackendKind::kCpu;
   auto cpu = Model::load(dir, options);
   ASSERT_STREQ(cpu->ops().name, "cpu");
-  const auto tokens = prompt(21, vocab), extra = prompt(6, vocab);
+  const auto tokens = prompt_tokens(21, vocab), extra = prompt_tokens(6, vocab);
   const ModelRun r = run_model(*reference, tokens, extra), c = run_model(*cpu, tokens, extra);
   const std::string name = std::string(GetParam().arch == Arch::kM2 ? "m2 " : "m3 ") +
                            std::string(quant_scheme_name(GetParam().scheme));
@@ -90,18 +86,20 @@ TEST_P(CpuBackendModel, PrefillAndDecodeMatchTheReferenceBackend) {
   expect_close(c.decode, r.decode, vocab, name + " decode");
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Layouts, CpuBackendModel,
-    ::testing::Values(Case{Arch::kM2, QuantScheme::kNone}, Case{Arch::kM2, QuantScheme::kFp8Block},
-                      Case{Arch::kM2, QuantScheme::kNvfp4}, Case{Arch::kM3, QuantScheme::kNone},
-                      Case{Arch::kM3, QuantScheme::kFp8Channel},
-                      Case{Arch::kM3, QuantScheme::kMxfp4}),
-    [](const ::testing::TestParamInfo<Case>& info) {
-      std::string name = std::string(info.param.arch == Arch::kM2 ? "m2_" : "m3_") +
-                         std::string(quant_scheme_name(info.param.scheme));
-      std::replace(name.begin(), name.end(), '-', '_');
-      return name;
-    });
+INSTANTIATE_TEST_SUITE_P(Layouts, CpuBackendModel,
+                         ::testing::Values(CpuBackendCase{Arch::kM2, QuantScheme::kNone},
+                                           CpuBackendCase{Arch::kM2, QuantScheme::kFp8Block},
+                                           CpuBackendCase{Arch::kM2, QuantScheme::kNvfp4},
+                                           CpuBackendCase{Arch::kM3, QuantScheme::kNone},
+                                           CpuBackendCase{Arch::kM3, QuantScheme::kFp8Channel},
+                                           CpuBackendCase{Arch::kM3, QuantScheme::kMxfp4}),
+                         [](const ::testing::TestParamInfo<CpuBackendCase>& info) {
+                           std::string name =
+                               std::string(info.param.arch == Arch::kM2 ? "m2_" : "m3_") +
+                               std::string(quant_scheme_name(info.param.scheme));
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
 
 TEST(CpuBackendModelLong, SparseBlockChoiceMatchesTheReferenceBackend) {
   // The M3 long prompt goes well past top-k·block (64) tokens, so the MSA layers choose blocks: a
@@ -128,7 +126,7 @@ TEST(CpuBackendModelThreads, LogitsDoNotDependOnTheThreadCount) {
   for (Arch arch : {Arch::kM2, Arch::kM3}) {
     const std::string dir =
         testing_support::tiny_checkpoint(arch, QuantScheme::kFp8Block, 3, vocab);
-    const auto tokens = prompt(70, vocab), extra = prompt(3, vocab);
+    const auto tokens = prompt_tokens(70, vocab), extra = prompt_tokens(3, vocab);
     std::vector<ModelRun> runs;
     for (size_t threads : {1, 2, 5}) {
       ModelOptions options;

@@ -24,29 +24,29 @@ using testing_support::golden_names;
 using testing_support::iota_positions;
 using testing_support::load_golden;
 
-constexpr double kLogitTolerance = 2e-4;
+using testing_support::kLogitTolerance;
 
-int64_t argmax(const float* row, int64_t n) { return std::max_element(row, row + n) - row; }
+int64_t golden_argmax(const float* row, int64_t n) { return std::max_element(row, row + n) - row; }
 
-struct Case {
+struct GoldenCase {
   std::string golden;
   BackendKind backend;
 };
 
-std::string case_name(const ::testing::TestParamInfo<Case>& info) {
+std::string golden_case_name(const ::testing::TestParamInfo<GoldenCase>& info) {
   std::string name = info.param.golden + "_" + std::string(backend_name(info.param.backend));
   std::replace(name.begin(), name.end(), '-', '_');
   return name;
 }
 
-std::vector<Case> all_cases() {
-  std::vector<Case> cases;
+std::vector<GoldenCase> all_cases() {
+  std::vector<GoldenCase> cases;
   for (const std::string& name : golden_names())
     for (BackendKind b : {BackendKind::kReference, BackendKind::kCpu}) cases.push_back({name, b});
   return cases;
 }
 
-class GoldenTest : public ::testing::TestWithParam<Case> {};
+class GoldenTest : public ::testing::TestWithParam<GoldenCase> {};
 
 // Compares one row of engine logits with a golden vector; returns the largest difference.
 double compare_row(const float* row, const nlohmann::json& golden_row, const std::string& what) {
@@ -75,7 +75,7 @@ TEST_P(GoldenTest, MatchesReferenceLogits) {
     const int64_t pos = check.at("position").get<int64_t>();
     const float* row = logits.data() + pos * vocab;
     const auto ids = check.at("top_ids").get<std::vector<int64_t>>();
-    EXPECT_EQ(argmax(row, vocab), ids[0]) << "top-1 at position " << pos;
+    EXPECT_EQ(golden_argmax(row, vocab), ids[0]) << "top-1 at position " << pos;
     for (size_t k = 0; k < ids.size(); ++k) {
       const double diff = std::fabs(row[ids[k]] - check.at("top_logits")[k].get<double>());
       worst = std::max(worst, diff);
@@ -88,7 +88,7 @@ TEST_P(GoldenTest, MatchesReferenceLogits) {
   int64_t golden_top = 0;
   for (int64_t i = 1; i < vocab; ++i)
     if (golden_last[i].get<double>() > golden_last[golden_top].get<double>()) golden_top = i;
-  EXPECT_EQ(argmax(last, vocab), golden_top);
+  EXPECT_EQ(golden_argmax(last, vocab), golden_top);
   std::printf("[ measured ] %s on %s: max |engine - golden| = %.3g\n",
               g["case"].get<std::string>().c_str(), model->ops().name, worst);
 
@@ -108,7 +108,8 @@ TEST_P(GoldenTest, MatchesReferenceLogits) {
   compare_row(dense_logits.data(), g.at("dense_last_logits"), "dense attention, last position");
 }
 
-INSTANTIATE_TEST_SUITE_P(AllLayouts, GoldenTest, ::testing::ValuesIn(all_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(AllLayouts, GoldenTest, ::testing::ValuesIn(all_cases()),
+                         golden_case_name);
 
 TEST(GoldenFiles, CoverBothArchitecturesEveryLayoutAndLongM3Prompts) {
   std::set<std::string> names;

@@ -115,19 +115,14 @@ KernelOps guarded_ops() {
 
 GuardedBackend::GuardedBackend() : Backend("guarded", guarded_ops()) { g_guarded = this; }
 
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
+using testing_support::same_bits;
 
-std::vector<int32_t> range(int32_t begin, int32_t end) {
-  std::vector<int32_t> v(end - begin);
-  std::iota(v.begin(), v.end(), begin);
-  return v;
-}
+using testing_support::token_range;
 
 // Two sequences prefilled together on a paged pool, then three decode steps of both; every step's
 // logits appended.
-std::vector<float> run(Model& model, const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
+std::vector<float> run_two_sequences(Model& model, const std::vector<int32_t>& a,
+                                     const std::vector<int32_t>& b) {
   // Blocks of 8 slots, the two tables interleaved backwards through the pool.
   const int32_t blocks_a = int32_t(a.size() + 7) / 8, blocks_b = int32_t(b.size() + 7) / 8;
   const int32_t total = blocks_a + blocks_b;
@@ -140,7 +135,7 @@ std::vector<float> run(Model& model, const std::vector<int32_t>& a, const std::v
   KvCache ca(*pool, ta), cb(*pool, tb);
   std::vector<float> out;
   const size_t na = a.size() - 3, nb = b.size() - 3;
-  auto pa = range(0, int32_t(na)), pb = range(0, int32_t(nb));
+  auto pa = token_range(0, int32_t(na)), pb = token_range(0, int32_t(nb));
   std::vector<BatchSequence> batch = {{std::span(a).first(na), pa, &ca, LogitsFor::kAllTokens},
                                       {std::span(b).first(nb), pb, &cb, LogitsFor::kLastToken}};
   out = model.forward_batch(batch);
@@ -154,26 +149,24 @@ std::vector<float> run(Model& model, const std::vector<int32_t>& a, const std::v
   return out;
 }
 
-struct Case {
+struct GuardedCase {
   const char* name;
   std::string dir;
   std::vector<int32_t> a, b;
 };
 
-std::vector<int32_t> prompt(size_t n, int vocab, int seed) {
-  std::vector<int32_t> t(n);
-  for (size_t i = 0; i < n; ++i) t[i] = static_cast<int32_t>((i * 37 + seed * 11 + 5) % vocab);
-  return t;
+std::vector<int32_t> guarded_prompt(size_t n, int vocab, int seed) {
+  return testing_support::prompt_tokens(n, vocab, seed * 11 + 5);
 }
 
 TEST(GuardedBackend, ForwardTouchesActivationsOnlyThroughOps) {
   const int vocab = 576;
-  std::vector<Case> cases;
+  std::vector<GuardedCase> cases;
   for (Arch arch : {Arch::kM2, Arch::kM3})
     for (QuantScheme scheme : {QuantScheme::kNone, QuantScheme::kMxfp4})
       cases.push_back({arch == Arch::kM2 ? "m2" : "m3",
                        testing_support::tiny_checkpoint(arch, scheme, 3, vocab),
-                       prompt(23, vocab, 1), prompt(9, vocab, 2)});
+                       guarded_prompt(23, vocab, 1), guarded_prompt(9, vocab, 2)});
   // MSA past the point where blocks are left out (16-slot blocks, top-4).
   const nlohmann::json g = testing_support::load_golden("m3-bf16-long");
   const auto tokens = g.at("tokens").get<std::vector<int32_t>>();
@@ -181,12 +174,12 @@ TEST(GuardedBackend, ForwardTouchesActivationsOnlyThroughOps) {
   cases.push_back({"m3-msa", testing_support::golden_checkpoint(g), tokens,
                    std::vector<int32_t>(tokens.begin(), tokens.begin() + 20)});
 
-  for (const Case& c : cases) {
+  for (const GuardedCase& c : cases) {
     ModelOptions reference;
     reference.backend = BackendKind::kReference;
     reference.threads = 2;
     auto want_model = Model::load(c.dir, reference);
-    const auto want = run(*want_model, c.a, c.b);
+    const auto want = run_two_sequences(*want_model, c.a, c.b);
 
     ModelOptions guarded = reference;
     GuardedBackend* backend = nullptr;
@@ -197,7 +190,7 @@ TEST(GuardedBackend, ForwardTouchesActivationsOnlyThroughOps) {
     };
     auto model = Model::load(c.dir, guarded);
     EXPECT_FALSE(model->backend().host_memory());
-    EXPECT_TRUE(same_bits(run(*model, c.a, c.b), want)) << c.name;
+    EXPECT_TRUE(same_bits(run_two_sequences(*model, c.a, c.b), want)) << c.name;
     EXPECT_GT(backend->ops_run, 100) << c.name;
   }
 }

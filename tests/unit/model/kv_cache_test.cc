@@ -20,14 +20,7 @@ ModelConfig config_of(const std::string& golden) {
       testing_support::golden_checkpoint(testing_support::load_golden(golden)));
 }
 
-void expect_error_mentions(const std::function<void()>& fn, const std::string& text) {
-  try {
-    fn();
-    ADD_FAILURE() << "no error; expected one mentioning: " << text;
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-  }
-}
+using testing_support::expect_error_mentions;
 
 TEST(KvBlockPool, BytesPerBlockCountKeysValuesAndIndexKeys) {
   const ModelConfig m2 = config_of("m2-bf16");

@@ -5,12 +5,12 @@
 //
 // Stated tolerances, |engine − golden| over the checked top-8 logits and the whole last row
 // (logits O(1)–O(5)); measured maxima (printed by the test) over these five goldens:
-//   bf16      kBf16Tolerance 0.15 (8 significant bits per stored element); measured 0.086
-//   fp8_e4m3  kFp8Tolerance  0.4  (4 significant bits, per-tensor scale 1.0); measured 0.211
+//   bf16      kBf16KvTolerance 0.15 (8 significant bits per stored element); measured 0.086
+//   fp8_e4m3  kFp8KvTolerance  0.4  (4 significant bits, per-tensor scale 1.0); measured 0.211
 // and the top-1 id at the last position identical to the golden's for bf16. The errors are not
 // smooth in the rounding: 0.004 on m2-bf16 but 0.076 on m2-fp8-block with bf16 K/V, the jumps of
 // a discrete choice (router top-k, MSA blocks) that the perturbation flips on a random tiny model.
-// Same type, cpu against reference: kSameTypeTolerance. The backends decode the same codes, but a
+// Same type, cpu against reference: kSameKvTypeTolerance. The backends decode the same codes, but a
 // key whose f32 value differs in its last bit between them (double vs f32 sums) can round to the
 // neighbouring bf16 / fp8 code, a relative step of 2^-8 / 2^-4 of that element (measured 6.3e-4).
 #include <gtest/gtest.h>
@@ -31,21 +31,21 @@ using testing_support::golden_last_argmax;
 using testing_support::last_argmax;
 using testing_support::load_golden;
 
-constexpr double kBf16Tolerance = 0.15;
-constexpr double kFp8Tolerance = 0.4;
-constexpr double kSameTypeTolerance = 2e-3;
+constexpr double kBf16KvTolerance = 0.15;
+constexpr double kFp8KvTolerance = 0.4;
+constexpr double kSameKvTypeTolerance = 2e-3;
 
-struct Case {
+struct KvDtypeCase {
   std::string golden;
   KvDtype dtype;
 };
 
-class KvDtypeModelTest : public ::testing::TestWithParam<Case> {};
+class KvDtypeModelTest : public ::testing::TestWithParam<KvDtypeCase> {};
 
 TEST_P(KvDtypeModelTest, WithinItsToleranceOfTheGoldenOnBothBackends) {
   const nlohmann::json g = load_golden(GetParam().golden);
   const KvDtype dtype = GetParam().dtype;
-  const double tolerance = dtype == KvDtype::kBF16 ? kBf16Tolerance : kFp8Tolerance;
+  const double tolerance = dtype == KvDtype::kBF16 ? kBf16KvTolerance : kFp8KvTolerance;
   const std::vector<float> reference = golden_forward(g, BackendKind::kReference, dtype);
   const std::vector<float> cpu = golden_forward(g, BackendKind::kCpu, dtype);
   const double ref_distance = golden_distance(reference, g), cpu_distance = golden_distance(cpu, g);
@@ -59,7 +59,7 @@ TEST_P(KvDtypeModelTest, WithinItsToleranceOfTheGoldenOnBothBackends) {
   double backends = 0;
   for (size_t i = 0; i < cpu.size(); ++i)
     backends = std::max(backends, double(std::fabs(cpu[i] - reference[i])));
-  EXPECT_LE(backends, kSameTypeTolerance);
+  EXPECT_LE(backends, kSameKvTypeTolerance);
   std::printf(
       "[ measured ] %s, KV %s: max |engine - golden| reference %.3g, cpu %.3g; "
       "|cpu - reference| %.3g\n",
@@ -67,14 +67,14 @@ TEST_P(KvDtypeModelTest, WithinItsToleranceOfTheGoldenOnBothBackends) {
       cpu_distance, backends);
 }
 
-std::vector<Case> cases() {
-  std::vector<Case> out;
+std::vector<KvDtypeCase> kv_dtype_cases() {
+  std::vector<KvDtypeCase> out;
   for (const char* name : {"m2-bf16", "m3-bf16", "m3-bf16-long", "m2-fp8-block", "m3-mxfp4-long"})
     for (KvDtype t : {KvDtype::kBF16, KvDtype::kFp8E4m3}) out.push_back({name, t});
   return out;
 }
 
-INSTANTIATE_TEST_SUITE_P(Goldens, KvDtypeModelTest, ::testing::ValuesIn(cases()),
+INSTANTIATE_TEST_SUITE_P(Goldens, KvDtypeModelTest, ::testing::ValuesIn(kv_dtype_cases()),
                          [](const auto& info) {
                            std::string name = info.param.golden + "_" +
                                               std::string(kv_dtype_name(info.param.dtype));

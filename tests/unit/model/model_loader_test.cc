@@ -158,14 +158,7 @@ std::string copy_with_config(const std::string& golden,
   return dst;
 }
 
-void expect_error_mentions(const std::function<void()>& body, const std::string& text) {
-  try {
-    body();
-    ADD_FAILURE() << "no error; expected one mentioning " << text;
-  } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
-  }
-}
+using testing_support::expect_error_mentions;
 
 TEST(Loader, WrongLayoutNamesTheTensor) {
   // A BF16 checkpoint whose config claims compressed-tensors FP8.

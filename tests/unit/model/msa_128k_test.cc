@@ -53,11 +53,9 @@ using testing_support::fnv1a64_of_shards;
 using testing_support::msa_release_geometry_config_json;
 using testing_support::scratch_path;
 
-constexpr double kLogitTolerance = 2e-4;
+using testing_support::kLogitTolerance;
 constexpr double kTieMargin = 1e-4;
-// Past 2048 tokens dense attention must move some checked logit by more than this (500× the
-// tolerance), so that the block choice is shown to matter.
-constexpr double kSelectionMatters = 0.1;
+using testing_support::kSelectionMatters;
 constexpr int64_t kFastLength = 2560;
 constexpr int64_t kPageSize = 16;
 

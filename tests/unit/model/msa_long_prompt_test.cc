@@ -31,11 +31,8 @@ using testing_support::iota_positions;
 using testing_support::msa_release_geometry_config_json;
 using testing_support::scratch_path;
 
-constexpr double kLogitTolerance = 2e-4;
-// Past position 2048 dense attention must move some logit by more than this: 500× the golden
-// tolerance, so the golden comparison alone would also catch "no selection at all" (the
-// reference's own sparse-vs-dense gap there is recorded in the golden, about 1.2).
-constexpr double kSelectionMatters = 0.1;
+using testing_support::kLogitTolerance;
+using testing_support::kSelectionMatters;
 
 void write_msa_long_checkpoint(const std::string& dir, uint64_t seed, int vocab_size) {
   std::filesystem::create_directories(dir);

@@ -20,17 +20,9 @@ namespace {
 
 using testing_support::iota_positions;
 
-std::vector<int32_t> prompt(size_t n, int vocab, int salt = 11) {
-  std::vector<int32_t> tokens(n);
-  for (size_t i = 0; i < n; ++i) tokens[i] = static_cast<int32_t>((i * 37 + salt) % vocab);
-  return tokens;
-}
+using testing_support::prompt_tokens;
 
-std::vector<int32_t> range(int32_t from, int32_t to) {
-  std::vector<int32_t> v(to - from);
-  std::iota(v.begin(), v.end(), from);
-  return v;
-}
+using testing_support::token_range;
 
 // Runs `tokens` through `cache` in the given chunk sizes (all logits of every chunk).
 std::vector<float> run_chunks(Model& model, KvCache& cache, const std::vector<int32_t>& tokens,
@@ -39,7 +31,7 @@ std::vector<float> run_chunks(Model& model, KvCache& cache, const std::vector<in
   int32_t at = 0;
   for (int n : chunks) {
     const std::vector<int32_t> piece(tokens.begin() + at, tokens.begin() + at + n);
-    const auto logits = model.forward(piece, range(at, at + n), cache, LogitsFor::kAllTokens);
+    const auto logits = model.forward(piece, token_range(at, at + n), cache, LogitsFor::kAllTokens);
     all.insert(all.end(), logits.begin(), logits.end());
     at += n;
   }
@@ -56,27 +48,25 @@ std::vector<int32_t> shuffled_table(int64_t pool_blocks, int64_t blocks, uint32_
   return ids;
 }
 
-bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
+using testing_support::same_bits;
 
-struct Case {
+struct PagedCase {
   std::string name;
   Arch arch;
   QuantScheme scheme;
   BackendKind backend;
 };
 
-class PagedForward : public ::testing::TestWithParam<Case> {};
+class PagedForward : public ::testing::TestWithParam<PagedCase> {};
 
 TEST_P(PagedForward, SameBitsAsTheContiguousCache) {
-  const Case& c = GetParam();
+  const PagedCase& c = GetParam();
   const int vocab = 576;
   ModelOptions options;
   options.backend = c.backend;
   options.threads = 2;
   auto model = Model::load(testing_support::tiny_checkpoint(c.arch, c.scheme, 3, vocab), options);
-  const auto tokens = prompt(40, vocab);
+  const auto tokens = prompt_tokens(40, vocab);
   const std::vector<int> chunks = {23, 7, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};  // prefill, then decode
   KvCache contiguous = model->new_cache(40);
   const auto want = run_chunks(*model, contiguous, tokens, chunks);
@@ -92,12 +82,12 @@ TEST_P(PagedForward, SameBitsAsTheContiguousCache) {
 
 INSTANTIATE_TEST_SUITE_P(
     Tiny, PagedForward,
-    ::testing::Values(Case{"m2_bf16_cpu", Arch::kM2, QuantScheme::kNone, BackendKind::kCpu},
-                      Case{"m2_fp8_block_cpu", Arch::kM2, QuantScheme::kFp8Block,
-                           BackendKind::kCpu},
-                      Case{"m3_mxfp4_cpu", Arch::kM3, QuantScheme::kMxfp4, BackendKind::kCpu},
-                      Case{"m2_bf16_ref", Arch::kM2, QuantScheme::kNone, BackendKind::kReference},
-                      Case{"m3_bf16_ref", Arch::kM3, QuantScheme::kNone, BackendKind::kReference}),
+    ::testing::Values(
+        PagedCase{"m2_bf16_cpu", Arch::kM2, QuantScheme::kNone, BackendKind::kCpu},
+        PagedCase{"m2_fp8_block_cpu", Arch::kM2, QuantScheme::kFp8Block, BackendKind::kCpu},
+        PagedCase{"m3_mxfp4_cpu", Arch::kM3, QuantScheme::kMxfp4, BackendKind::kCpu},
+        PagedCase{"m2_bf16_ref", Arch::kM2, QuantScheme::kNone, BackendKind::kReference},
+        PagedCase{"m3_bf16_ref", Arch::kM3, QuantScheme::kNone, BackendKind::kReference}),
     [](const auto& info) { return info.param.name; });
 
 class PagedMsa : public ::testing::TestWithParam<BackendKind> {};
@@ -142,24 +132,24 @@ TEST(PrefixSharing, SharedPrefixBlocksGiveTheLogitsOfComputingThePrefixAgain) {
     options.threads = 2;
     auto model =
         Model::load(testing_support::tiny_checkpoint(arch, QuantScheme::kNone, 3, vocab), options);
-    const auto shared = prompt(32, vocab);  // two whole blocks of 16
-    const auto tail_a = prompt(9, vocab, 5), tail_b = prompt(9, vocab, 301);
+    const auto shared = prompt_tokens(32, vocab);  // two whole blocks of 16
+    const auto tail_a = prompt_tokens(9, vocab, 5), tail_b = prompt_tokens(9, vocab, 301);
     auto pool_owner = model->new_kv_pool(8, 16);
     KvBlockPool& pool = *pool_owner;
     // Sequence A: the prefix in blocks 6 and 1, its own continuation in block 3.
     KvCache a(pool, {6, 1, 3});
     model->forward(shared, iota_positions(32), a, LogitsFor::kAllTokens);
-    model->forward(tail_a, range(32, 41), a, LogitsFor::kAllTokens);
+    model->forward(tail_a, token_range(32, 41), a, LogitsFor::kAllTokens);
     // Sequence B starts on A's prefix blocks (nothing computed), then grows by its own block.
     KvCache b(pool, {6, 1});
     b.set_length(32);
     b.set_block_table({6, 1, 4});
     EXPECT_EQ(b.length(), 32);
-    const auto got = model->forward(tail_b, range(32, 41), b, LogitsFor::kAllTokens);
+    const auto got = model->forward(tail_b, token_range(32, 41), b, LogitsFor::kAllTokens);
     // The same text computed from scratch in its own cache.
     KvCache fresh = model->new_cache(41);
     model->forward(shared, iota_positions(32), fresh, LogitsFor::kAllTokens);
-    const auto want = model->forward(tail_b, range(32, 41), fresh, LogitsFor::kAllTokens);
+    const auto want = model->forward(tail_b, token_range(32, 41), fresh, LogitsFor::kAllTokens);
     EXPECT_TRUE(same_bits(got, want)) << arch_name(arch);
     // And A's continuation did not disturb B's blocks: a B decode matches too.
     const std::vector<int32_t> next = {7};
@@ -167,7 +157,7 @@ TEST(PrefixSharing, SharedPrefixBlocksGiveTheLogitsOfComputingThePrefixAgain) {
     b.set_block_table({6, 1, 4, 5});
     fresh = model->new_cache(42);
     model->forward(shared, iota_positions(32), fresh, LogitsFor::kAllTokens);
-    model->forward(tail_b, range(32, 41), fresh, LogitsFor::kAllTokens);
+    model->forward(tail_b, token_range(32, 41), fresh, LogitsFor::kAllTokens);
     EXPECT_TRUE(same_bits(model->forward(next, at, b), model->forward(next, at, fresh)))
         << arch_name(arch);
   }

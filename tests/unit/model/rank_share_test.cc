@@ -10,28 +10,16 @@
 #include <vector>
 
 #include "base/error.h"
-#include "kernels/reference/weight_rows.h"
 #include "model/model_weights.h"
 #include "tiny_fixture.h"
+#include "weight_part_checks.h"
 
 namespace minimax {
 namespace {
 
-std::vector<double> row_of(const WeightView& w, int64_t r) {
-  std::vector<double> out(w.cols);
-  reference::decode_row(w, r, out.data());
-  return out;
-}
+using testing_support::row_of;
 
-// Rows [r0, r0 + share.rows) × columns [c0, c0 + share.cols) of `whole` equal `share`.
-void expect_part(const WeightView& whole, const WeightView& share, int64_t r0, int64_t c0) {
-  for (int64_t r = 0; r < share.rows; ++r) {
-    const std::vector<double> full = row_of(whole, r0 + r);
-    ASSERT_EQ(row_of(share, r),
-              std::vector<double>(full.begin() + c0, full.begin() + c0 + share.cols))
-        << "row " << r;
-  }
-}
+using testing_support::expect_part;
 
 // Each span of `w.kept` lies inside one stored tensor's bytes or one owned buffer: what
 // prefault_weights reads is the views' bytes, strided shares included, and nothing beyond them.

@@ -2,17 +2,31 @@
 // weights (same config, seed and quantizer), and the golden logits of tools/reference/.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
+#include <cstring>
+#include <functional>
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <string>
 #include <vector>
 
+#include "base/error.h"
 #include "checkpoint/model_config.h"
 #include "checkpoint/quant_config.h"
 #include "kernels/backend.h"
 #include "kernels/ops.h"
 
 namespace minimax::testing_support {
+
+// Logits against the reference's goldens (f32 activations and KV cache).
+constexpr double kLogitTolerance = 2e-4;
+// Past 2048 tokens, dense attention must move some checked logit of the MSA tests by more than
+// this (500× the golden tolerance), so that the block choice is shown to matter and the golden
+// comparison alone would catch "no selection at all" (the reference's own sparse-vs-dense gap
+// there, recorded in the long-prompt golden, is about 1.2).
+constexpr double kSelectionMatters = 0.1;
 
 // A directory holding the tiny checkpoint of (arch, scheme, seed, vocab): built once per test
 // process under a scratch root that is removed when the tests end.
@@ -47,5 +61,33 @@ double golden_distance(const std::vector<float>& logits, const nlohmann::json& g
 // The token id of the largest logit in the last row of `logits`, and in the golden's.
 int64_t last_argmax(const std::vector<float>& logits, const nlohmann::json& golden);
 int64_t golden_last_argmax(const nlohmann::json& golden);
+
+// `n` prompt tokens (i · 37 + salt) mod vocab: every id in range, varied, reproducible.
+inline std::vector<int32_t> prompt_tokens(size_t n, int vocab, int salt = 11) {
+  std::vector<int32_t> tokens(n);
+  for (size_t i = 0; i < n; ++i) tokens[i] = static_cast<int32_t>((i * 37 + salt) % vocab);
+  return tokens;
+}
+
+// from, from + 1, ..., to - 1.
+inline std::vector<int32_t> token_range(int32_t from, int32_t to) {
+  std::vector<int32_t> v(to - from);
+  std::iota(v.begin(), v.end(), from);
+  return v;
+}
+
+inline bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// Runs `body` and expects an Error whose message contains `text`.
+inline void expect_error_mentions(const std::function<void()>& body, const std::string& text) {
+  try {
+    body();
+    ADD_FAILURE() << "no error; expected one mentioning " << text;
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+  }
+}
 
 }  // namespace minimax::testing_support

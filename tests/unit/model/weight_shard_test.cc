@@ -10,16 +10,12 @@
 #include <vector>
 
 #include "base/error.h"
-#include "kernels/reference/weight_rows.h"
+#include "weight_part_checks.h"
 
 namespace minimax {
 namespace {
 
-std::vector<double> row_of(const WeightView& w, int64_t r) {
-  std::vector<double> out(w.cols);
-  reference::decode_row(w, r, out.data());
-  return out;
-}
+using testing_support::row_of;
 
 // A 384 × 384 block-FP8 weight: codes vary by position, and every 128 × 128 tile has its own scale.
 struct Fp8Block {
@@ -38,14 +34,7 @@ struct Fp8Block {
   }
 };
 
-void expect_part(const WeightView& whole, const WeightView& share, int64_t r0, int64_t c0) {
-  for (int64_t r = 0; r < share.rows; ++r) {
-    const std::vector<double> full = row_of(whole, r0 + r);
-    ASSERT_EQ(row_of(share, r),
-              std::vector<double>(full.begin() + c0, full.begin() + c0 + share.cols))
-        << "row " << r;
-  }
-}
+using testing_support::expect_part;
 
 TEST(WeightShard, Fp8BlockRowCutOffTheTileGridIsExact) {
   Fp8Block f;

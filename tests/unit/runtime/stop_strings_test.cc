@@ -18,14 +18,14 @@ TEST(PartialMatch, LongestSuffixThatStartsTheNeedle) {
 }
 
 // Feeds `pieces` and returns (released text, whether stopped, matched string).
-struct Outcome {
+struct StopOutcome {
   std::string text;
   bool stopped = false;
   std::string matched;
 };
-Outcome feed(std::vector<std::string> stops, std::vector<std::string> pieces) {
+StopOutcome feed(std::vector<std::string> stops, std::vector<std::string> pieces) {
   StopStringMatcher m(std::move(stops));
-  Outcome out;
+  StopOutcome out;
   for (const std::string& piece : pieces) {
     auto step = m.push(piece);
     out.text += step.text;
@@ -39,7 +39,7 @@ Outcome feed(std::vector<std::string> stops, std::vector<std::string> pieces) {
 }
 
 TEST(StopStringMatcherTest, FindsAStopSpanningPiecesAndHidesIt) {
-  const Outcome o = feed({"lo wo"}, {"Hel", "lo", " wo", "rld"});
+  const StopOutcome o = feed({"lo wo"}, {"Hel", "lo", " wo", "rld"});
   EXPECT_TRUE(o.stopped);
   EXPECT_EQ(o.text, "Hel");
   EXPECT_EQ(o.matched, "lo wo");
@@ -61,14 +61,14 @@ TEST(StopStringMatcherTest, ReleasesTextAsSoonAsItCannotStartAStop) {
 TEST(StopStringMatcherTest, EarliestStopWinsAndHeldTextIsFlushed) {
   EXPECT_EQ(feed({"cd", "b"}, {"abcd"}).matched, "b");
   EXPECT_EQ(feed({"cd", "b"}, {"abcd"}).text, "a");
-  const Outcome o = feed({"xyz"}, {"ab", "xy"});
+  const StopOutcome o = feed({"xyz"}, {"ab", "xy"});
   EXPECT_FALSE(o.stopped);
   EXPECT_EQ(o.text, "abxy");
   EXPECT_EQ(feed({}, {"a", "b"}).text, "ab");
 }
 
 TEST(StopStringMatcherTest, MultiByteStops) {
-  const Outcome o = feed({"é!"}, {"caf", "é", "!", "x"});
+  const StopOutcome o = feed({"é!"}, {"caf", "é", "!", "x"});
   EXPECT_TRUE(o.stopped);
   EXPECT_EQ(o.text, "caf");
 }

@@ -57,7 +57,7 @@ Json fold(const std::vector<Json>& events) {
   return content;
 }
 
-ParserOptions m3_options() {
+ParserOptions m3_stream_options() {
   ParserOptions options;
   options.format = ParserFormat::kMinimaxM3;
   options.initial = ReasoningState::kReasoning;
@@ -74,7 +74,7 @@ const std::string kOutput =
     "minimax[>[</days>]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>\n";
 
 std::vector<Json> run(const std::vector<std::string>& chunks, ContentBlocks& blocks) {
-  ParsePipeline parser(m3_options());
+  ParsePipeline parser(m3_stream_options());
   std::vector<Json> events;
   for (const std::string& chunk : chunks) blocks.add(parser.push_text(chunk), events);
   blocks.add(parser.finish(), events);

@@ -27,6 +27,9 @@ inline void PrintTo(ReasoningState state, std::ostream* os) {
 
 namespace parser_test {
 
+// The namespace marker M3's tool-call tags carry.
+inline const std::string kNs = "]<]minimax[>[";
+
 inline ParserOptions options_for(ParserFormat format, ReasoningState initial,
                                  nlohmann::json tools = nullptr) {
   ParserOptions options;

@@ -156,7 +156,7 @@ TEST_P(ReasoningSplit, WholeAndCutAtEveryPosition) {
   }
 }
 
-const char* kNs = "]<]minimax[>[";
+using parser_test::kNs;
 
 INSTANTIATE_TEST_SUITE_P(
     Rules, ReasoningSplit,

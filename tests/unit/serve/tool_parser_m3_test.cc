@@ -11,7 +11,7 @@ namespace {
 using parser_test::options_for;
 using parser_test::parse_chunks;
 
-const std::string kNs = "]<]minimax[>[";
+using parser_test::kNs;
 
 std::string el(const std::string& tag, const std::string& inner) {
   return kNs + "<" + tag + ">" + inner + kNs + "</" + tag + ">";
@@ -21,7 +21,7 @@ std::string block(const std::string& name, const std::string& body) {
          "</invoke>\n" + kNs + "</tool_call>";
 }
 
-ParserOptions m3_options(nlohmann::json tools = nullptr) {
+ParserOptions m3_tool_options(nlohmann::json tools = nullptr) {
   ParserOptions options =
       options_for(ParserFormat::kMinimaxM3, ReasoningState::kContent, std::move(tools));
   options.parse_reasoning = false;
@@ -48,7 +48,7 @@ TEST(M3ToolCalls, NestedSchemaTypesEveryLevel) {
   const std::string body =
       el("matrix", el("item", el("item", "1") + el("item", "02")) + el("item", el("item", "3"))) +
       el("meta", el("x", "yes") + el("y", "0")) + el("maybe", el("n", "2.50"));
-  EXPECT_EQ(only_arguments(parse_output(block("f", body), m3_options(tools))),
+  EXPECT_EQ(only_arguments(parse_output(block("f", body), m3_tool_options(tools))),
             R"({"matrix":[[1,2],[3]],"meta":{"x":true,"y":false},"maybe":{"n":2.5}})");
 }
 
@@ -57,7 +57,7 @@ TEST(M3ToolCalls, EmptyElementsFollowTheSchema) {
       "o": {"type": "object"}, "a": {"type": "array"}, "s": {"type": "string"},
       "n": {"type": ["integer", "null"]}}})");
   const std::string body = el("o", "") + el("a", "") + el("s", "") + el("n", "") + el("u", "");
-  EXPECT_EQ(only_arguments(parse_output(block("f", body), m3_options(tools))),
+  EXPECT_EQ(only_arguments(parse_output(block("f", body), m3_tool_options(tools))),
             R"({"o":{},"a":[],"s":"","n":null,"u":""})");
 }
 
@@ -66,7 +66,7 @@ TEST(M3ToolCalls, LeavesVerbatimForStringsTrimmedOtherwise) {
       "s": {"type": "string"}, "i": {"type": "integer"}}})");
   // "u" is not declared: it stays the text as written (vLLM), spacing included.
   const std::string body = el("s", "\n  <p>x</p> \n") + el("i", "\n 7 \n") + el("u", " 8 ");
-  EXPECT_EQ(only_arguments(parse_output(block("f", body), m3_options(tools))),
+  EXPECT_EQ(only_arguments(parse_output(block("f", body), m3_tool_options(tools))),
             R"({"s":"\n  <p>x</p> \n","i":7,"u":" 8 "})");
 }
 
@@ -77,7 +77,7 @@ TEST(M3ToolCalls, UntypedStructure) {
                            el("obj", el("k", "v") + el("k", "w") + el("z", "true")) +
                            el("mixed", el("item", "a") + el("other", "b"));
   EXPECT_EQ(
-      only_arguments(parse_output(block("f", body), m3_options())),
+      only_arguments(parse_output(block("f", body), m3_tool_options())),
       R"({"list":["a","1"],"obj":{"k":["v","w"],"z":"true"},"mixed":{"item":"a","other":"b"}})");
 }
 
@@ -85,13 +85,13 @@ TEST(M3ToolCalls, ArraySchemaTakesAnyChildTag) {
   const auto tools = tool("f", R"({"type": "object", "properties": {"ids": {"type": "array",
                                                                "items": {"type": "integer"}}}})");
   EXPECT_EQ(only_arguments(parse_output(block("f", el("ids", el("id", "1") + el("id", "2"))),
-                                        m3_options(tools))),
+                                        m3_tool_options(tools))),
             R"({"ids":[1,2]})");
 }
 
 TEST(M3ToolCalls, TwoInvokesAndTwoBlocks) {
   const std::string text = "a" + block("f", el("x", "1")) + "b" + block("g", "") + "c";
-  const ParseResult result = parse_output(text, m3_options());
+  const ParseResult result = parse_output(text, m3_tool_options());
   EXPECT_EQ(result.content, "abc");
   ASSERT_EQ(result.tool_calls.size(), 2u);
   EXPECT_EQ(result.tool_calls[0].name, "f");
@@ -103,12 +103,12 @@ TEST(M3ToolCalls, NestingDeeperThanTheLimitIsMalformed) {
   std::string deep = "v";
   for (int i = 0; i < 70; ++i) deep = el("d", deep);
   const std::string text = block("f", deep);
-  const ParseResult result = parse_output(text, m3_options());
+  const ParseResult result = parse_output(text, m3_tool_options());
   EXPECT_TRUE(result.tool_calls.empty());
   EXPECT_EQ(result.content, text);
   std::string ok = "v";
   for (int i = 0; i < 60; ++i) ok = el("d", ok);
-  EXPECT_EQ(parse_output(block("f", ok), m3_options()).tool_calls.size(), 1u);
+  EXPECT_EQ(parse_output(block("f", ok), m3_tool_options()).tool_calls.size(), 1u);
 }
 
 class M3Malformed : public ::testing::TestWithParam<std::string> {};
@@ -116,7 +116,7 @@ class M3Malformed : public ::testing::TestWithParam<std::string> {};
 TEST_P(M3Malformed, IsContentWithNoTextLost) {
   const std::string& text = GetParam();
   for (const auto& chunks : parser_test::chunkings(text, 5)) {
-    const ParseResult result = parse_chunks(chunks, m3_options());
+    const ParseResult result = parse_chunks(chunks, m3_tool_options());
     EXPECT_EQ(result.content, text);
     EXPECT_TRUE(result.tool_calls.empty());
   }
@@ -143,7 +143,7 @@ TEST(M3ToolCalls, CommittedCallSurvivesALaterFailure) {
       "\n" + kNs + "<invoke name=\"g\">oops" + kNs + "</invoke>\n" + kNs + "</tool_call>";
   const std::string text = kNs + "<tool_call>\n" + kNs + "<invoke name=\"f\">" + el("a", "1") +
                            kNs + "</invoke>" + bad + "after";
-  const ParseResult result = parse_output(text, m3_options());
+  const ParseResult result = parse_output(text, m3_tool_options());
   ASSERT_EQ(result.tool_calls.size(), 1u);
   EXPECT_EQ(result.tool_calls[0].arguments, R"({"a":"1"})");
   EXPECT_EQ(result.content, bad + "after");

@@ -28,11 +28,7 @@ json tiny_tokenizer(const std::vector<std::string>& extra, const json& merges, b
       {"decoder", {{"type", "ByteLevel"}}}};
 }
 
-const BpeTokenizer& trained() {
-  static const BpeTokenizer tokenizer =
-      BpeTokenizer::from_file(testing::tokenizer_data("trained_tokenizer.json"));
-  return tokenizer;
-}
+using testing::trained;
 
 std::string multilingual() {
   return testing::read_file(testing::tokenizer_data("multilingual.txt"));

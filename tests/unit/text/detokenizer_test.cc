@@ -10,11 +10,7 @@
 namespace minimax {
 namespace {
 
-const BpeTokenizer& trained() {
-  static const BpeTokenizer tokenizer =
-      BpeTokenizer::from_file(testing::tokenizer_data("trained_tokenizer.json"));
-  return tokenizer;
-}
+using testing::trained;
 
 const std::string kFffd = "\xEF\xBF\xBD";
 

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "text/bpe_tokenizer.h"
+
 namespace minimax::testing {
 
 inline std::string tokenizer_data(const std::string& name) {
@@ -17,6 +19,13 @@ inline std::string tokenizer_data(const std::string& name) {
 // The repository root (tests/data is two levels below it).
 inline std::string repo_path(const std::string& relative) {
   return (std::filesystem::path(MINIMAX_TEST_DATA) / ".." / ".." / relative).lexically_normal();
+}
+
+// The committed tokenizer trained on train_corpus.txt, loaded once.
+inline const BpeTokenizer& trained() {
+  static const BpeTokenizer tokenizer =
+      BpeTokenizer::from_file(tokenizer_data("trained_tokenizer.json"));
+  return tokenizer;
 }
 
 inline std::string read_file(const std::string& path) {
