@@ -19,7 +19,8 @@ void add_activations_flag(CLI::App* cmd, std::string& value) {
   cmd->add_option(
          "--activations", value,
          "Precision of the activations in the CPU backend's matrix products: auto "
-         "(bf16x2 on CPUs with AVX512_BF16, else f32); f32 (exact products, f32 sums: "
+         "(bf16x2 on CPUs with AVX512_BF16, bf16x2-batches on those with AMX too, else f32); f32 "
+         "(exact products, f32 sums: "
          "logits within 2e-4 of the float64 reference on the tiny models); bf16x2 (each "
          "activation as two bf16 halves, within 2^-16 of f32: held to the same 2e-4); "
          "bf16x2-batches (bf16x2 for calls of 8+ tokens, f32 for decode); bf16 (every activation "
@@ -32,9 +33,12 @@ void add_activations_flag(CLI::App* cmd, std::string& value) {
 }
 
 ActivationPrecision auto_activation_precision() {
-  return cpu_features().avx512_bf16 && default_cpu_isa() == CpuIsa::kAvx512
-             ? ActivationPrecision::kBF16x2
-             : ActivationPrecision::kF32;
+  if (!cpu_features().avx512_bf16 || default_cpu_isa() != CpuIsa::kAvx512)
+    return ActivationPrecision::kF32;
+  // On the AMX CPUs (Intel) vdpbf16ps does fewer multiply-adds per second than vfmadd231ps, so the
+  // split row kernels lose to the f32 ones; their batches run on AMX tiles either way.
+  return cpu_features().amx_bf16 ? ActivationPrecision::kBF16x2Batches
+                                 : ActivationPrecision::kBF16x2;
 }
 
 ActivationPrecision activation_precision_for(const std::string& value, const char* environment) {

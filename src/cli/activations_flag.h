@@ -20,8 +20,11 @@ void add_activations_flag(CLI::App* cmd, std::string& value);
 // What `auto` stands for on this machine. The one place that decides it: bf16x2 where the kernels
 // use AVX512_BF16 (the AVX-512 level on a CPU that has it): the split GEMM for prefill (1.2-1.3x
 // f32) and split row kernels for decode (1.03-1.16x f32 at one thread, the same at two, where
-// both read at the memory's pace; docs/runtime.md); f32 elsewhere (bf16x2 would compute as f32
-// there anyway, and naming it would misreport the run).
+// both read at the memory's pace; docs/runtime.md). bf16x2-batches where the CPU also has AMX
+// (Intel): there vdpbf16ps measured 0.48x of vfmadd231ps's GFLOP/s (AMD Zen 4: 2x), so the f32
+// row kernels decode 1.08-1.16x faster than the split ones, and the batches run on AMX tiles
+// anyway. f32 elsewhere (bf16x2 would compute as f32 there, and naming it would misreport the
+// run).
 ActivationPrecision auto_activation_precision();
 
 // The precision for a --activations value: the names of linear.h activation_precision_name, and

@@ -132,7 +132,7 @@ PY
 import csv, json, sys
 b = json.load(open(sys.argv[1]))
 cells = [(c["context"], c["streams"]) for c in b["cells"]]
-assert b["activations"] in ("f32", "bf16x2"), b["activations"]  # auto, on this CPU
+assert b["activations"] in ("f32", "bf16x2", "bf16x2-batches"), b["activations"]  # auto, on this CPU
 assert cells == [(8, 1), (8, 2), (24, 1), (24, 2)], cells
 assert all(c["aggregate_tok_s"] > 0 and c["ttft_max_s"] >= c["ttft_mean_s"] > 0 for c in b["cells"])
 rows = list(csv.DictReader(l for l in open(sys.argv[2]) if not l.startswith("#")))

@@ -59,10 +59,12 @@ TEST(ActivationsFlag, EachValueNamesItsPrecision) {
             auto_activation_precision());
 }
 
-TEST(ActivationsFlag, AutoIsBf16x2WhereTheKernelsHaveAvx512Bf16) {
+TEST(ActivationsFlag, AutoIsBf16x2WhereTheKernelsHaveAvx512Bf16AndNoAmx) {
   const bool bf16_kernels = cpu_features().avx512_bf16 && default_cpu_isa() == CpuIsa::kAvx512;
-  EXPECT_EQ(auto_activation_precision(),
-            bf16_kernels ? ActivationPrecision::kBF16x2 : ActivationPrecision::kF32);
+  const ActivationPrecision want = !bf16_kernels             ? ActivationPrecision::kF32
+                                   : cpu_features().amx_bf16 ? ActivationPrecision::kBF16x2Batches
+                                                             : ActivationPrecision::kBF16x2;
+  EXPECT_EQ(auto_activation_precision(), want);
 }
 
 TEST(ActivationsFlag, AbsentFlagDefersToTheEnvironmentThenAuto) {
