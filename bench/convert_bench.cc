@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "base/atomic_output.h"
+#include "base/clock.h"
 #include "base/error.h"
 #include "checkpoint/convert.h"
 #include "checkpoint/model_config.h"
@@ -153,7 +154,7 @@ Run in_child(Fn body) {
   ::wait4(pid, &status, 0, &usage);
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) fail("bench: child failed");
   Run run;
-  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  run.seconds = seconds_since(start);
   run.peak_rss_kib = usage.ru_maxrss;
   auto seconds = [](const timeval& t) { return t.tv_sec + t.tv_usec / 1e6; };
   run.cpu_seconds = seconds(usage.ru_utime) + seconds(usage.ru_stime);

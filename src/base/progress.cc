@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "base/clock.h"
+
 namespace minimax {
 
 std::string format_bytes(double bytes) {
@@ -61,7 +63,7 @@ std::string Progress::amount(double value) const {
 
 void Progress::draw(bool final) {
   drawn_ = true;
-  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  double secs = seconds_since(start_);
   double rate = secs > 0 ? done_ / secs : 0.0;
   // Capped: a total that was an estimate may be passed.
   double frac = total_ > 0 ? std::min(1.0, static_cast<double>(done_) / total_) : 1.0;

@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "base/atomic_output.h"
+#include "base/clock.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "checkpoint/quant_config.h"
@@ -193,7 +194,7 @@ ConvertSummary convert_checkpoint(const ConvertOptions& options) {
   copy_side_files(options.input_dir, out.path());
   if (progress) progress->finish();
   out.commit_durably();  // the side files too, and every rename
-  summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  summary.seconds = seconds_since(start);
   return summary;
 }
 

@@ -24,14 +24,6 @@ std::string lower(std::string_view text) {
   return out;
 }
 
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
-    text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
-    text.remove_suffix(1);
-  return text;
-}
-
 // Closes the socket on every path out of a request.
 class Socket {
  public:
@@ -140,7 +132,7 @@ std::string receive_all(int fd, const HttpUrl& url, double seconds) {
 }
 
 size_t parse_size(std::string_view text, int base, std::string_view what, std::string_view source) {
-  text = trim(text);
+  text = trim_whitespace(text);
   size_t value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value, base);
   if (error != std::errc() || end == text.data())
@@ -165,6 +157,14 @@ std::string decode_chunked(std::string_view body, std::string_view source) {
 }
 
 }  // namespace
+
+std::string_view trim_whitespace(std::string_view text) {
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
+    text.remove_prefix(1);
+  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
+    text.remove_suffix(1);
+  return text;
+}
 
 HttpUrl parse_http_url(const std::string& url, std::string_view what) {
   HttpUrl parsed;
@@ -239,8 +239,8 @@ HttpResponse parse_http_response(std::string_view raw, std::string_view source) 
     head = line_end == std::string_view::npos ? "" : head.substr(line_end + 2);
     const size_t colon = line.find(':');
     if (colon == std::string_view::npos) continue;
-    const std::string name = lower(trim(line.substr(0, colon)));
-    const std::string_view value = trim(line.substr(colon + 1));
+    const std::string name = lower(trim_whitespace(line.substr(0, colon)));
+    const std::string_view value = trim_whitespace(line.substr(colon + 1));
     if (name == "content-type") response.content_type = std::string(value);
     if (name == "transfer-encoding" && lower(value).find("chunked") != std::string::npos)
       chunked = true;

@@ -25,6 +25,9 @@ struct HttpUrl {
   std::string root() const;  // "http://host:port/prefix": endpoint paths are appended to it
 };
 
+// `text` without leading and trailing white space (std::isspace): header fields, answers.
+std::string_view trim_whitespace(std::string_view text);
+
 // Parses "http://host[:port][/prefix]". A trailing "/" and a trailing "/v1" are dropped so that
 // both the server root and an OpenAI base URL are accepted. Throws Error naming `what`.
 HttpUrl parse_http_url(const std::string& url, std::string_view what = "--url");

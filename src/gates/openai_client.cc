@@ -20,14 +20,6 @@ std::string server_message(const std::string& body) {
   return body.size() > 200 ? body.substr(0, 200) + "..." : body;
 }
 
-std::string trimmed(std::string_view text) {
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.front())))
-    text.remove_prefix(1);
-  while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back())))
-    text.remove_suffix(1);
-  return std::string(text);
-}
-
 }  // namespace
 
 OpenAiClient::OpenAiClient(HttpUrl url, std::string api_key, std::string model,
@@ -104,7 +96,7 @@ std::string final_answer_text(const std::string& content) {
     const size_t at = text.rfind(end_marker);
     if (at != std::string_view::npos) text.remove_prefix(at + end_marker.size());
   }
-  return trimmed(text);
+  return std::string(trim_whitespace(text));
 }
 
 }  // namespace minimax::gates

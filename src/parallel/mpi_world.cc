@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/error.h"
 
 #ifdef MINIMAX_HAVE_MPI
@@ -53,9 +54,7 @@ void check(int rc, const char* what) {
 class Timed {
  public:
   explicit Timed(double& total) : total_(total), start_(std::chrono::steady_clock::now()) {}
-  ~Timed() {
-    total_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  }
+  ~Timed() { total_ += seconds_since(start_); }
 
  private:
   double& total_;

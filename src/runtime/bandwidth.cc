@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/error.h"
 
 namespace minimax {
@@ -63,8 +64,7 @@ double best_seconds(ThreadPool& pool, int repeats, const Fn& pass, double& total
     pool.parallel_for(pool.size(), [&](size_t b, size_t e, size_t) {
       for (size_t t = b; t < e; ++t) pass(t);
     });
-    const double s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    const double s = seconds_since(start);
     if (s < best) best = s;
     total_wall += s;
   }

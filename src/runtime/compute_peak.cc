@@ -10,6 +10,7 @@
 #include "runtime/bandwidth.h"
 
 namespace minimax {
+
 ComputePeak measure_compute_peak(ThreadPool& pool, DotInstruction d, int repeats,
                                  double pass_seconds) {
   if (repeats <= 0) fail("compute peak: repeats must be > 0, got {}", repeats);

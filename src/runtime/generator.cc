@@ -10,6 +10,7 @@
 #include "text/detokenizer.h"
 
 namespace minimax {
+
 std::string_view finish_reason_name(FinishReason reason) {
   switch (reason) {
     case FinishReason::kStop:
