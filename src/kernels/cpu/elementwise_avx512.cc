@@ -51,6 +51,11 @@ MINIMAX_SIMD_INLINE __m512d exp_pd(__m512d x) {
   return _mm512_scalef_pd(p, n);
 }
 
+// The first min(left, 8) of eight lanes (left > 0).
+inline __mmask8 first_lanes(int64_t left) {
+  return left >= 8 ? __mmask8{0xFF} : static_cast<__mmask8>((1u << left) - 1);
+}
+
 // act(gate, up) for 8 values (kOai: SwiGLU-OAI with its clamps, else SiLU).
 template <bool kOai>
 MINIMAX_SIMD_INLINE __m256 glu8(__m256 gate, __m256 up, const GluParams& p) {
@@ -77,7 +82,7 @@ MINIMAX_SIMD void glu_loop(const float* gate, const float* up, int64_t n, const 
   for (; i + 8 <= n; i += 8)
     _mm256_storeu_ps(out + i, glu8<kOai>(_mm256_loadu_ps(gate + i), _mm256_loadu_ps(up + i), p));
   if (i < n) {
-    const __mmask8 m = static_cast<__mmask8>((1u << (n - i)) - 1);
+    const __mmask8 m = first_lanes(n - i);
     _mm256_mask_storeu_ps(
         out + i, m,
         glu8<kOai>(_mm256_maskz_loadu_ps(m, gate + i), _mm256_maskz_loadu_ps(m, up + i), p));
@@ -95,7 +100,7 @@ MINIMAX_SIMD void rms_norm_row_avx512(const float* x, int64_t dim, const float* 
     acc = _mm512_fmadd_pd(v, v, acc);
   }
   if (i < dim) {  // element i + j into lane j, as the portable loop's part[i % 8]
-    const __mmask8 m = static_cast<__mmask8>((1u << (dim - i)) - 1);
+    const __mmask8 m = first_lanes(dim - i);
     const __m512d v = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(m, x + i));
     acc = _mm512_fmadd_pd(v, v, acc);
   }
@@ -105,7 +110,7 @@ MINIMAX_SIMD void rms_norm_row_avx512(const float* x, int64_t dim, const float* 
       ((part[0] + part[1]) + (part[2] + part[3])) + ((part[4] + part[5]) + (part[6] + part[7]));
   const __m512d inv = _mm512_set1_pd(1.0 / std::sqrt(sum_sq / static_cast<double>(dim) + eps));
   for (int64_t c = 0; c < dim; c += 8) {
-    const __mmask8 m = dim - c >= 8 ? __mmask8{0xFF} : static_cast<__mmask8>((1u << (dim - c)) - 1);
+    const __mmask8 m = first_lanes(dim - c);
     const __m512d xv = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(m, x + c));
     __m512d wv = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(m, weight + c));
     if (add_one) wv = _mm512_add_pd(_mm512_set1_pd(1.0), wv);
