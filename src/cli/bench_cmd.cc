@@ -40,6 +40,7 @@ namespace {
 struct BenchArgs {
   std::string model, moe_path = "fast", backend = "cpu";
   int64_t prompt_tokens = 128, gen_tokens = 32;
+  int64_t prefill_chunk = kDefaultPrefillChunk;  // tokens per model call in a prefill
   size_t threads = 0;
   int repeat = 3;
   size_t bandwidth_mib = 1024;
@@ -65,9 +66,6 @@ nlohmann::ordered_json kernel_sources(const KernelOps& ops) {
           {"embedding", source(ops.embedding == ref.embedding)}};
 }
 
-// Tokens per model call in a prefill (ModelSession's chunk); lm_head runs once per chunk.
-constexpr int64_t kPrefillChunk = 512;
-
 struct Timings {
   double prefill_seconds = 1e30, decode_seconds = 1e30, cold_prefill_seconds = 0;
   double prefill_cpu_share = 0;  // as decode_cpu_share, for the fastest prefill
@@ -88,7 +86,7 @@ Timings time_model(Model& model, const BenchArgs& args, size_t threads, const Co
   std::vector<int32_t> prompt(args.prompt_tokens);
   SampleRng rng(1234);
   for (int32_t& id : prompt) id = static_cast<int32_t>(rng.next_unit() * model.config().vocab_size);
-  ModelSession session(model, args.prompt_tokens + args.gen_tokens + 1, kPrefillChunk,
+  ModelSession session(model, args.prompt_tokens + args.gen_tokens + 1, args.prefill_chunk,
                        kv_cache_dtype(args.kv_cache_dtype));
   Timings t;
   auto start = std::chrono::steady_clock::now();
@@ -224,6 +222,7 @@ void run_bench(const BenchArgs& args) {
   if (args.prompt_tokens <= 0) fail("--prompt-tokens: must be > 0, got {}", args.prompt_tokens);
   if (args.gen_tokens <= 0) fail("--gen-tokens: must be > 0, got {}", args.gen_tokens);
   if (args.repeat <= 0) fail("--repeat: must be > 0, got {}", args.repeat);
+  if (args.prefill_chunk <= 0) fail("--prefill-chunk: must be > 0, got {}", args.prefill_chunk);
   use_activations_flag(args.activations);
   ThreadPool pool(args.threads);
   ModelOptions options;
@@ -277,7 +276,7 @@ void run_bench(const BenchArgs& args) {
   const double achieved_gbps = bytes.total() * decode_tps / 1e9;
   const ModelConfig& c = model->config();
   const PrefillFlops flops = prefill_flops(model->weights(), c);
-  const double prefill_gflop = flops.total(args.prompt_tokens, kPrefillChunk) / 1e9;
+  const double prefill_gflop = flops.total(args.prompt_tokens, args.prefill_chunk) / 1e9;
   nlohmann::ordered_json out = {
       {"model", args.model},
       {"architecture", c.architecture},
@@ -298,6 +297,7 @@ void run_bench(const BenchArgs& args) {
         {"gflops_per_cpu_second", peak.gflops_per_cpu_second}}},
       {"activations", activation_precision_name(engine_activation_precision())},
       {"prompt_tokens", args.prompt_tokens},
+      {"prefill_chunk", args.prefill_chunk},
       {"cold_prefill_seconds", t.cold_prefill_seconds},
       {"prefill_seconds", t.prefill_seconds},
       {"prefill_tok_s", prefill_tps},
@@ -355,6 +355,9 @@ void register_bench(CLI::App& app) {
   cmd->add_option("--model", args->model, "Checkpoint directory (required but with --compare)");
   cmd->add_option("--prompt-tokens", args->prompt_tokens, "Prompt length")->capture_default_str();
   cmd->add_option("--gen-tokens", args->gen_tokens, "Decoded tokens")->capture_default_str();
+  cmd->add_option("--prefill-chunk", args->prefill_chunk,
+                  "Prompt tokens per model call (lm_head runs once per call)")
+      ->capture_default_str();
   cmd->add_option("--threads", args->threads, "Worker threads (0 = all hardware threads)");
   cmd->add_option("--repeat", args->repeat, "Timed runs; the fastest is reported")
       ->capture_default_str();

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "model/model.h"
+#include "runtime/prefill_chunk.h"
 
 namespace minimax::cli {
 
@@ -17,7 +18,7 @@ struct SweepArgs {
   std::vector<int64_t> contexts = {128, 512};
   std::vector<int64_t> streams = {1, 2, 4, 8};
   int64_t tokens = 32;
-  int64_t max_batched_tokens = 512;
+  int64_t max_batched_tokens = kDefaultPrefillChunk;
   std::string warmup = "largest";
   std::string csv, chart;
   std::vector<std::string> compare, labels;

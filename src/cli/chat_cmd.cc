@@ -95,7 +95,8 @@ void run_chat(const ChatArgs& args) {
   const ParserFormat format = parser_format_for(model->model().config().arch);
   // The mode only matters when the rendered prompt does not say whether reasoning is open.
   const ThinkingMode mode = thinking_mode_from_kwargs(nlohmann::json::parse(kwargs.dump()), format);
-  ModelSession session(model->model(), args.context, 512, kv_cache_dtype(args.kv_cache_dtype));
+  ModelSession session(model->model(), args.context, kDefaultPrefillChunk,
+                       kv_cache_dtype(args.kv_cache_dtype));
   Generator generator(session, model->tokenizer());
   nlohmann::ordered_json messages = nlohmann::ordered_json::array();
   const auto reset = [&] {

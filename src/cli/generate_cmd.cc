@@ -81,7 +81,8 @@ void run_generate(const GenerateArgs& args) {
   const int64_t context =
       args.context > 0 ? args.context : static_cast<int64_t>(prompt.size()) + max_tokens;
 
-  ModelSession session(model->model(), context, 512, kv_cache_dtype(args.kv_cache_dtype));
+  ModelSession session(model->model(), context, kDefaultPrefillChunk,
+                       kv_cache_dtype(args.kv_cache_dtype));
   Generator generator(session, model->tokenizer());
   const GenerationResult result =
       generator.generate(prompt, sampling, stop, [](const GenerationEvent& event) {

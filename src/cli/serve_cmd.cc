@@ -24,6 +24,7 @@
 #include "cli/recipe_config.h"
 #include "model/kv_cache.h"
 #include "runtime/engine.h"
+#include "runtime/prefill_chunk.h"
 #include "runtime/text_model.h"
 #include "serve/http_server.h"
 #include "serve/openai_service.h"
@@ -36,7 +37,8 @@ struct ServeArgs {
   std::string reasoning_parser = "auto", tool_call_parser = "auto", kv_cache_memory = "1GiB";
   std::string moe_path = "fast", backend = "cpu";
   int port = 8000;
-  int64_t max_model_len = 0, max_num_seqs = 16, max_batched_tokens = 512, block_size = 16;
+  int64_t max_model_len = 0, max_num_seqs = 16, max_batched_tokens = kDefaultPrefillChunk,
+          block_size = 16;
   int64_t max_waiting = 64;
   double request_timeout = 600;
   double shutdown_timeout = 30;
@@ -290,8 +292,11 @@ void register_serve(CLI::App& app) {
                   "Prompt + output tokens per request (default: the model's context, capped by "
                   "the KV cache)");
   cmd->add_option("--max-num-seqs", args->max_num_seqs, "Requests running at once (default 16)");
-  cmd->add_option("--max-num-batched-tokens", args->max_batched_tokens,
-                  "Tokens per engine step; longer prompts are prefilled in chunks (default 512)");
+  cmd->add_option(
+      "--max-num-batched-tokens", args->max_batched_tokens,
+      fmt::format("Tokens per engine step; longer prompts are prefilled in chunks (default {}; "
+                  "512 holds the other streams back for less time)",
+                  kDefaultPrefillChunk));
   cmd->add_option("--kv-cache-memory", args->kv_cache_memory,
                   "KV cache size, e.g. 512MiB, 4GiB (default 1GiB)");
   cmd->add_option("--block-size", args->block_size, "KV cache block size in tokens (default 16)");

@@ -16,6 +16,7 @@
 #include "base/error.h"
 #include "model/model.h"
 #include "runtime/generator.h"
+#include "runtime/prefill_chunk.h"
 #include "runtime/request_stream.h"
 #include "runtime/sampler.h"
 #include "runtime/serve_metrics.h"
@@ -25,9 +26,9 @@
 namespace minimax {
 
 struct EngineOptions {
-  int64_t max_model_len = 0;         // prompt + generated tokens per request; 0 = the model's
-  int64_t max_num_seqs = 16;         // sequences running at once
-  int64_t max_batched_tokens = 512;  // tokens per step (chunked prefill)
+  int64_t max_model_len = 0;  // prompt + generated tokens per request; 0 = the model's
+  int64_t max_num_seqs = 16;  // sequences running at once
+  int64_t max_batched_tokens = kDefaultPrefillChunk;  // tokens per step (chunked prefill)
   int64_t kv_block_size = 16;
   int64_t kv_cache_blocks = 0;  // 0 = derive from kv_cache_bytes
   int64_t kv_cache_bytes = 256ll << 20;

@@ -9,6 +9,7 @@
 
 #include "model/model.h"
 #include "runtime/generator.h"
+#include "runtime/prefill_chunk.h"
 
 namespace minimax {
 
@@ -16,7 +17,7 @@ class ModelSession : public LogitsSource {
  public:
   // `model` must outlive the session. `capacity` tokens of KV cache of element type `kv_dtype`
   // are allocated up front.
-  ModelSession(Model& model, int64_t capacity, int64_t prefill_chunk = 512,
+  ModelSession(Model& model, int64_t capacity, int64_t prefill_chunk = kDefaultPrefillChunk,
                KvDtype kv_dtype = KvDtype::kF32);
 
   std::vector<float> prefill(std::span<const int32_t> prompt) override;

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "model/model.h"
+#include "runtime/prefill_chunk.h"
 #include "text/bpe_tokenizer.h"
 
 namespace minimax {
@@ -33,7 +34,7 @@ struct SweepOptions {
   // Decode steps timed while every stream decodes. Each request generates this many tokens plus
   // the steps the other streams' prefills may take, so that the window holds about this many.
   int64_t tokens = 32;
-  int64_t max_batched_tokens = 512;  // the engine's token budget per step (serve's default)
+  int64_t max_batched_tokens = kDefaultPrefillChunk;  // the engine's token budget per step
   int64_t kv_block_size = 16;
   KvDtype kv_cache_dtype = KvDtype::kBF16;
   SweepWarmup warmup = SweepWarmup::kLargest;

@@ -103,6 +103,22 @@ assert [d["depth"] for d in b["depth"]] == [100, 700], "depths"
 assert all(d["decode_tok_s"] > 0 and d["fill"] == "tile" for d in b["depth"]), "depth speeds"
 assert b["depth"][0]["ratio_to_first"] == 1.0, "depth ratio"
 PY
+  # --prefill-chunk: echoed, lm_head counted once per chunk (16 tokens in chunks of 5: 4 calls),
+  # and a chunk of 0 is refused naming the flag.
+  "$bin" bench --model "$model" --threads 1 --prompt-tokens 16 --prefill-chunk 5 --gen-tokens 2 \
+    --repeat 1 --bandwidth-mib 16 --json >"$work/$arch.chunk.json" 2>/dev/null
+  python3 - "$work/$arch.chunk.json" <<'PY' || fail "$arch: bench --prefill-chunk wrong: $(cat "$work/$arch.chunk.json")"
+import json, sys
+b = json.load(open(sys.argv[1]))
+assert b["prefill_chunk"] == 5, "echo"
+expected = 2.0 * (b["prefill_weights_per_token"] * 16 + b["prefill_lm_head_weights"] * 4) / 1e9
+assert abs(b["prefill_gflop"] - expected) <= 1e-12 * expected, (b["prefill_gflop"], expected)
+PY
+  if "$bin" bench --model "$model" --prefill-chunk 0 >/dev/null 2>"$work/$arch.chunk0.err"; then
+    fail "$arch: bench accepted --prefill-chunk 0"
+  fi
+  grep -q -- "--prefill-chunk" "$work/$arch.chunk0.err" ||
+    fail "$arch: --prefill-chunk 0 error does not name the flag: $(cat "$work/$arch.chunk0.err")"
   # Every KV cache type generates; greedy f32 is repeatable like the default.
   for kv in f32 bf16 fp8_e4m3; do
     gen --prompt "The quick brown fox" --max-tokens 8 --temperature 0 --kv-cache-dtype "$kv" \
