@@ -7,6 +7,7 @@
 #include <immintrin.h>
 
 #include "base/error.h"
+#include "kernels/cpu/gcc12_avx512_warnings-inl.h"
 #include "kernels/cpu/linear.h"
 
 namespace minimax {

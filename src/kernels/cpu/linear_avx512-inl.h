@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "kernels/cpu/gcc12_avx512_warnings-inl.h"
 #include "kernels/cpu/linear_internal.h"
 
 #ifndef MINIMAX_AVX512_TARGET
@@ -18,13 +19,6 @@
 #endif
 #define MINIMAX_AVX512 __attribute__((target(MINIMAX_AVX512_TARGET)))
 
-// GCC 12's AVX-512 intrinsics fill their unused pass-through operand from a self-initialized
-// variable (_mm512_undefined_*), which its own uninitialized-use warnings then report once the
-// intrinsic is inlined here (GCC bug 105593, fixed in GCC 13).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
 #ifndef MINIMAX_ALWAYS_INLINE
 #define MINIMAX_ALWAYS_INLINE inline __attribute__((always_inline))
 #endif

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "kernels/cpu/gcc12_avx512_warnings-inl.h"
 #include "kernels/cpu/linear_bf16_split-inl.h"
 #include "kernels/cpu/linear_internal.h"
 

@@ -10,6 +10,8 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/cpu/gcc12_avx512_warnings-inl.h"
+
 #ifndef MINIMAX_SIMD_LEVEL
 #error "define MINIMAX_SIMD_LEVEL before including simd_vec-inl.h"
 #endif
@@ -27,11 +29,6 @@
 #endif
 #define MINIMAX_SIMD_INLINE MINIMAX_SIMD inline __attribute__((always_inline))
 
-// GCC 12's AVX-512 intrinsics read a self-initialised "undefined" operand (GCC bug 105593).
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
 
 namespace minimax::cpu_ops_detail {
 namespace {

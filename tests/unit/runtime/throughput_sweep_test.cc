@@ -150,7 +150,9 @@ TEST(SweepReport, ChartHasALinePerContextAndRun) {
 }
 
 TEST(ThroughputSweep, RunsEveryCellThroughTheEngine) {
-  auto model = Model::load(runtime_test::tiny_model_dir(Arch::kM2), {.threads = 1});
+  ModelOptions model_options;
+  model_options.threads = 1;
+  auto model = Model::load(runtime_test::tiny_model_dir(Arch::kM2), model_options);
   const BpeTokenizer tokenizer =
       BpeTokenizer::from_file(runtime_test::tiny_model_dir(Arch::kM2) + "/tokenizer.json");
   SweepOptions options;
