@@ -29,7 +29,6 @@
 #endif
 #define MINIMAX_SIMD_INLINE MINIMAX_SIMD inline __attribute__((always_inline))
 
-
 namespace minimax::cpu_ops_detail {
 namespace {
 
