@@ -154,10 +154,11 @@ void print_table(const nlohmann::ordered_json& r, const BenchArgs& args, const M
                              r["cold_prefill_seconds"].get<double>()));
   row("prefill compute",
       fmt::format("{:.1f} GFLOP/s ({:.3f} GFLOP: {:.1f} M weights/token, lm_head {:.1f} M per "
-                  "chunk; activations {}), {:.3f} of the compute peak; CPU share {:.2f}",
+                  "{}-token chunk; activations {}), {:.3f} of the compute peak; CPU share {:.2f}",
                   r["prefill_gflops"].get<double>(), r["prefill_gflop"].get<double>(),
                   r["prefill_weights_per_token"].get<double>() / 1e6,
                   r["prefill_lm_head_weights"].get<double>() / 1e6,
+                  r["prefill_chunk"].get<int64_t>(),
                   r["activations"].get<std::string>(), r["prefill_ratio_to_peak"].get<double>(),
                   r["prefill_cpu_share"].get<double>()));
   row("in CPU time",
