@@ -158,9 +158,8 @@ void print_table(const nlohmann::ordered_json& r, const BenchArgs& args, const M
                   r["prefill_gflops"].get<double>(), r["prefill_gflop"].get<double>(),
                   r["prefill_weights_per_token"].get<double>() / 1e6,
                   r["prefill_lm_head_weights"].get<double>() / 1e6,
-                  r["prefill_chunk"].get<int64_t>(),
-                  r["activations"].get<std::string>(), r["prefill_ratio_to_peak"].get<double>(),
-                  r["prefill_cpu_share"].get<double>()));
+                  r["prefill_chunk"].get<int64_t>(), r["activations"].get<std::string>(),
+                  r["prefill_ratio_to_peak"].get<double>(), r["prefill_cpu_share"].get<double>()));
   row("in CPU time",
       fmt::format("prefill {:.1f} GFLOP per CPU second, the peak loop {:.1f}: {:.3f}",
                   r["prefill_gflops_per_cpu_second"].get<double>(),
