@@ -41,6 +41,7 @@ struct ServeArgs {
           block_size = 16;
   int64_t max_waiting = 64;
   double request_timeout = 600;
+  double grammar_mask_budget_ms = EngineOptions{}.grammar_mask_budget_ms;
   double shutdown_timeout = 30;
   size_t threads = 0, http_threads = 64;
   bool no_prefix_caching = false, quiet = false;
@@ -230,6 +231,7 @@ void run_serve(const ServeArgs& args) {
   engine_options.max_num_seqs = args.max_num_seqs;
   engine_options.max_batched_tokens = args.max_batched_tokens;
   engine_options.max_waiting = args.max_waiting;
+  engine_options.grammar_mask_budget_ms = args.grammar_mask_budget_ms;
   engine_options.prefix_caching = !args.no_prefix_caching;
   engine_options.model_name = service.served_model_name;
   engine_options.max_model_len = args.max_model_len;
@@ -312,6 +314,10 @@ void register_serve(CLI::App& app) {
                   "Jinja chat template file replacing the checkpoint's");
   cmd->add_option("--request-timeout", args->request_timeout,
                   "Seconds a request may take before it fails with 408 (0 = none; default 600)");
+  cmd->add_option("--grammar-mask-budget-ms", args->grammar_mask_budget_ms,
+                  "Milliseconds one constrained request's token mask may take in a step before "
+                  "that request ends with an error (0 = no limit; default 20)")
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--shutdown-timeout", args->shutdown_timeout,
                   "Seconds open requests may take after SIGTERM/SIGINT before their connections "
                   "are dropped (default 30)");

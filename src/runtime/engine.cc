@@ -83,6 +83,28 @@ void validate(const EngineRequest& request, const EngineOptions& options, int vo
   }
 }
 
+// The grammar's first mask (of its start state, where constraining begins), computed before the
+// request joins the loop: a grammar whose very first states are too expensive never costs the
+// shared step anything. The mask stays cached for the step that needs it.
+void warm_first_mask(GrammarMatcher& grammar, double budget_ms) {
+  auto deadline = GrammarMatcher::Clock::time_point::max();
+  const double first_ms = budget_ms * EngineOptions::kFirstMaskBudgetFactor;
+  if (budget_ms > 0)
+    deadline =
+        GrammarMatcher::Clock::now() + std::chrono::duration_cast<GrammarMatcher::Clock::duration>(
+                                           std::chrono::duration<double, std::milli>(first_ms));
+  try {
+    grammar.allowed_tokens(deadline);
+  } catch (const GrammarWorkExceeded&) {
+    fail(
+        "constraint: the grammar's first token mask took more than {} ms ({} x the per-step "
+        "limit grammar_mask_budget_ms); the grammar is too expensive to run",
+        first_ms, EngineOptions::kFirstMaskBudgetFactor);
+  } catch (const Error& e) {
+    fail("constraint: {}", e.what());
+  }
+}
+
 }  // namespace
 
 ActiveRequest::ActiveRequest(EngineRequest req, KvBlockPool& pool, const BpeTokenizer& tokenizer,
@@ -228,6 +250,7 @@ std::shared_ptr<RequestStream> Engine::submit(EngineRequest request) {
   auto r = std::make_unique<ActiveRequest>(std::move(request), *impl_->pool, impl_->tokenizer,
                                            std::move(vocab));
   r->arrival = arrival;
+  if (r->grammar) warm_first_mask(*r->grammar, impl_->options.grammar_mask_budget_ms);
   if (r->request.timeout_seconds > 0)
     r->deadline = arrival + std::chrono::duration_cast<EngineClock::duration>(
                                 std::chrono::duration<double>(r->request.timeout_seconds));

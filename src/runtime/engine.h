@@ -35,6 +35,12 @@ struct EngineOptions {
   KvDtype kv_cache_dtype = KvDtype::kF32;  // element type of the pool (the CLI's auto is bf16)
   int64_t max_waiting = 64;                // queue bound: submit throws EngineBusy beyond it
   bool prefix_caching = true;
+  // Wall time one request's token mask may take in one step (text/grammar/grammar_matcher.h):
+  // past it that request ends with an error at the step's boundary and the others go on. The
+  // first mask is computed in submit(), off the loop, with kFirstMaskBudgetFactor times as much;
+  // a grammar past that is refused there. 0 = no limit.
+  double grammar_mask_budget_ms = 20;
+  static constexpr double kFirstMaskBudgetFactor = 5;
   std::string model_name;  // metrics label
   // How a refused pool size is named in errors: a front end passes its own flag and the value as
   // the user spelled it (serve: "--kv-cache-memory 1GiB", "--max-model-len").
@@ -82,7 +88,9 @@ class Engine {
   // Validates (prompt empty, ids outside the vocabulary or longer than max_model_len - 1 →
   // Error naming "prompt"; max_tokens <= 0 or prompt + max_tokens over max_model_len → Error
   // naming "max_tokens"; sampling parameters and stop strings as the runtime checks them);
-  // throws EngineBusy when max_waiting requests are already waiting.
+  // throws EngineBusy when max_waiting requests are already waiting. A constrained request's
+  // first token mask is computed here, on the caller's thread (Error naming "constraint" when it
+  // runs past its budget, EngineOptions::grammar_mask_budget_ms).
   std::shared_ptr<RequestStream> submit(EngineRequest request);
 
   ServeMetrics& metrics();

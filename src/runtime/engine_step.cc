@@ -58,8 +58,35 @@ void Engine::Impl::record_prompt_logprobs(ActiveRequest& r, int64_t position,
 void Engine::Impl::emit_token(ActiveRequest& r, std::span<float> logits, EngineEvent& event) {
   const EngineClock::time_point now = EngineClock::now();
   const EngineRequest& request = r.request;
+  // A grammar past its limits ends its own request as the request's fault (a 4xx).
+  auto grammar_failed = [&](const std::string& message) {
+    event.error = "constraint: " + message;
+    event.request_error = true;
+    finish(r, std::move(event), "error");
+  };
   if (r.constraining) {
-    const TokenBitmask& allowed = r.grammar->allowed_tokens();
+    // Mask work is bounded per step, and never runs past the request's own deadline.
+    if (r.deadline && now >= *r.deadline) return finish(r, std::move(event), "timeout");
+    auto deadline = GrammarMatcher::Clock::time_point::max();
+    if (options.grammar_mask_budget_ms > 0)
+      deadline =
+          now + std::chrono::duration_cast<EngineClock::duration>(
+                    std::chrono::duration<double, std::milli>(options.grammar_mask_budget_ms));
+    if (r.deadline) deadline = std::min(deadline, *r.deadline);
+    const TokenBitmask* mask = nullptr;
+    try {
+      mask = &r.grammar->allowed_tokens(deadline);
+    } catch (const GrammarWorkExceeded&) {
+      if (r.deadline && EngineClock::now() >= *r.deadline)
+        return finish(r, std::move(event), "timeout");
+      return grammar_failed(fmt::format(
+          "a token mask took more than {} ms, the limit per step (grammar_mask_budget_ms); the "
+          "grammar is too expensive to run",
+          options.grammar_mask_budget_ms));
+    } catch (const Error& e) {
+      return grammar_failed(e.what());  // past the automaton's limits
+    }
+    const TokenBitmask& allowed = *mask;
     if (std::none_of(allowed.begin(), allowed.end(), [](uint64_t w) { return w != 0; })) {
       // A complete sentence with no stop token allowed to end it ends here; anything else means
       // the vocabulary cannot continue the grammar.
@@ -73,7 +100,13 @@ void Engine::Impl::emit_token(ActiveRequest& r, std::span<float> logits, EngineE
   const int32_t token = sampled.token;
   SampleLogprobs logprobs = std::move(sampled.logprobs);
   if (r.constraining) {
-    if (!r.grammar->accept_token(token))
+    bool accepted = false;
+    try {
+      accepted = r.grammar->accept_token(token);
+    } catch (const Error& e) {
+      return grammar_failed(e.what());
+    }
+    if (!accepted)
       fail("constrained decoding: sampled token {} that the grammar does not allow", token);
   } else if (request.constraint && token == request.constraint->trigger) {
     r.constraining = true;

@@ -51,6 +51,9 @@ struct EngineEvent {
   std::string stop_string;    // the stop string that ended it (not part of any text)
   int32_t stop_token = -1;    // the stop token id that ended it
   std::string error;          // set with finish_reason "error"
+  // With "error": the request itself is at fault (its grammar past a limit), not the server, so a
+  // front end answers 4xx, not 5xx.
+  bool request_error = false;
   // Totals so far (final in the finished event).
   int64_t prompt_tokens = 0, cached_prompt_tokens = 0, completion_tokens = 0;
 };

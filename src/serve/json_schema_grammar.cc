@@ -11,8 +11,6 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-constexpr size_t kMaxRules = 100000;  // bounds the work a schema can cause
-
 const std::set<std::string>& annotations() {
   static const std::set<std::string> keys{"title",    "description", "default",  "examples",
                                           "$schema",  "$id",         "$comment", "deprecated",
@@ -100,6 +98,14 @@ std::string schema_path(const std::string& path, const std::string& key) {
 JsonSchemaCompiler::JsonSchemaCompiler(GrammarBuilder& builder, const Json& root)
     : b_(builder), root_(root) {}
 
+JsonSchemaCompiler::Level::Level(int& depth, const std::string& path) : depth_(depth) {
+  if (depth_ == kMaxSchemaDepth)
+    throw_schema_error(path, fmt::format("the schema nests deeper than {} levels (counting each "
+                                         "$ref followed); the limit",
+                                         kMaxSchemaDepth));
+  ++depth_;
+}
+
 const Json& JsonSchemaCompiler::resolve(const Json& schema, const std::string& path) const {
   if (!schema.is_object() || !schema.contains("$ref")) return schema;
   const Json& ref = schema["$ref"];
@@ -150,6 +156,7 @@ int32_t JsonSchemaCompiler::any_object() {
 }
 
 int32_t JsonSchemaCompiler::value(const Json& schema, const std::string& path) {
+  const Level level = enter(path);
   if (schema.is_boolean()) {
     if (schema.get<bool>()) return any_value();
     throw_schema_error(path, "the schema false admits no value");
@@ -256,18 +263,14 @@ int32_t JsonSchemaCompiler::typed_value(const Json& schema, const std::string& t
 }
 
 Grammar json_schema_grammar(const Json& schema) {
-  GrammarBuilder b;
-  JsonSchemaCompiler compiler(b, schema);
-  const int32_t root = compiler.value(schema, "");
   try {
-    Grammar grammar = b.build(root);
-    if (grammar.rules.size() > kMaxRules)
-      throw_schema_error("", fmt::format("the schema needs more than {} grammar rules", kMaxRules));
-    return grammar;
+    GrammarBuilder b;
+    JsonSchemaCompiler compiler(b, schema);
+    return b.build(compiler.value(schema, ""));
   } catch (const SchemaError&) {
     throw;
   } catch (const Error& e) {
-    throw_schema_error("", e.what());  // e.g. a $ref cycle that consumes nothing
+    throw_schema_error("", e.what());  // a $ref cycle that consumes nothing, the rule limit
   }
 }
 

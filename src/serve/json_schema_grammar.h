@@ -37,8 +37,27 @@ class SchemaError : public Error {
 
 class JsonSchemaCompiler {
  public:
+  // Schemas nest (subschemas inside subschemas, $refs followed) at most this deep: compiling
+  // recurses once per level, and a request must not be able to exhaust the stack with a schema
+  // flat as JSON but deep through $ref (docs/api.md "Limits").
+  static constexpr int kMaxSchemaDepth = 64;
+
   // `root` is where local $refs resolve; it must outlive the compiler.
   JsonSchemaCompiler(GrammarBuilder& builder, const nlohmann::ordered_json& root);
+
+  // One level of schema nesting, held while a subschema is compiled; SchemaError naming `path`
+  // past kMaxSchemaDepth.
+  class Level {
+   public:
+    Level(int& depth, const std::string& path);
+    ~Level() { --depth_; }
+    Level(const Level&) = delete;
+    Level& operator=(const Level&) = delete;
+
+   private:
+    int& depth_;
+  };
+  Level enter(const std::string& path) { return Level(depth_, path); }
 
   // The rule for a JSON value valid under `schema`, found at `path`.
   int32_t value(const nlohmann::ordered_json& schema, const std::string& path);
@@ -78,9 +97,11 @@ class JsonSchemaCompiler {
   const nlohmann::ordered_json& root_;
   std::map<std::string, int32_t> ref_rules_;  // by $ref text, so recursive refs terminate
   int32_t any_value_ = -1, any_object_ = -1, any_string_ = -1;
+  int depth_ = 0;  // Levels alive
 };
 
 // A whole grammar: a value of `schema` (json_schema), or any JSON object (json_object).
+// SchemaError for anything the schema asks beyond the subset or the limits.
 Grammar json_schema_grammar(const nlohmann::ordered_json& schema);
 Grammar json_object_grammar();
 

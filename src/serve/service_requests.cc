@@ -146,7 +146,8 @@ std::optional<ApiError> finish_error(const EngineEvent& event, double timeout_se
                     api_error_type(408), ""};
   if (event.finish_reason == "abort")
     return service_unavailable("the request was aborted (server shutting down)");
-  if (event.finish_reason == "error") return internal_error(event.error);
+  if (event.finish_reason == "error")
+    return event.request_error ? bad_request(event.error) : internal_error(event.error);
   return std::nullopt;
 }
 

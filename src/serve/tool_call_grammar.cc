@@ -3,6 +3,7 @@
 
 #include <fmt/format.h>
 
+#include <map>
 #include <set>
 
 #include "serve/json_schema_grammar.h"
@@ -84,6 +85,7 @@ class ToolCallCompiler {
     const Json& parameters = function.contains("parameters") ? function["parameters"] : none;
     const std::string where = path + ".parameters";
     JsonSchemaCompiler compiler(b_, parameters);
+    ref_rules_.clear();  // a $ref resolves within this tool's parameters
     compiler.check_keywords(parameters, where);
     ElementSequence body;
     if (m2_) {
@@ -140,9 +142,20 @@ class ToolCallCompiler {
   // A value as the format writes it: strings raw, M2's other values as JSON, M3's objects and
   // arrays as elements.
   int32_t value(JsonSchemaCompiler& c, const Json& schema, const std::string& path) {
+    const JsonSchemaCompiler::Level level = c.enter(path);
     c.check_keywords(schema, path);
-    const Json& s = c.resolve(schema, path);
-    if (&s != &schema) c.check_keywords(s, path);
+    if (schema.is_object() && schema.contains("$ref")) {
+      // One rule per $ref, made before its target is compiled, so that a schema referring to
+      // itself compiles to a recursive rule instead of being followed forever.
+      const std::string key = schema["$ref"].is_string() ? schema["$ref"].get<std::string>() : "";
+      if (auto it = ref_rules_.find(key); it != ref_rules_.end()) return it->second;
+      const Json& target = c.resolve(schema, path);
+      const int32_t rule = b_.new_rule("ref");
+      ref_rules_[key] = rule;
+      b_.add_alternative(rule, {GrammarBuilder::ref(value(c, target, schema_path(path, "$ref")))});
+      return rule;
+    }
+    const Json& s = schema;
     if (!s.is_object()) return raw_any(c);
     if (s.contains("anyOf") || s.contains("allOf")) {
       const char* key = s.contains("anyOf") ? "anyOf" : "allOf";
@@ -226,6 +239,7 @@ class ToolCallCompiler {
   TextEncoding encoding_;
   std::string ns_;
   int32_t raw_any_ = -1;
+  std::map<std::string, int32_t> ref_rules_;  // by $ref text (value)
 };
 
 }  // namespace
@@ -233,8 +247,14 @@ class ToolCallCompiler {
 Grammar tool_call_grammar(ParserFormat format, const Json& tools, std::string_view only_tool,
                           bool parallel) {
   if (!tools.is_array() || tools.empty()) refuse("tools", "no tools to call");
-  GrammarBuilder builder;
-  return ToolCallCompiler(format, builder).block(tools, only_tool, parallel);
+  try {
+    GrammarBuilder builder;
+    return ToolCallCompiler(format, builder).block(tools, only_tool, parallel);
+  } catch (const SchemaError&) {
+    throw;
+  } catch (const Error& e) {
+    refuse("tools", e.what());  // a $ref cycle that consumes nothing, the rule limit
+  }
 }
 
 }  // namespace minimax

@@ -90,6 +90,8 @@ ElementSequence concat(ElementSequence a, const ElementSequence& b) {
 }
 
 int32_t GrammarBuilder::new_rule(std::string_view name) {
+  if (grammar_.rules.size() >= kMaxGrammarRules)
+    fail("grammar: more than {} rules (the limit on one request's grammar)", kMaxGrammarRules);
   grammar_.rules.emplace_back();
   grammar_.rule_names.push_back(
       fmt::format("{}-{}", name.empty() ? "rule" : name, grammar_.rules.size() - 1));
@@ -101,12 +103,16 @@ void GrammarBuilder::add_alternative(int32_t rule, ElementSequence sequence) {
 }
 
 GrammarElement GrammarBuilder::terminal(const SymbolSet& symbols) {
-  // Terminals repeat a lot (digits, string characters): share equal sets.
-  for (size_t i = 0; i < grammar_.terminals.size(); ++i)
-    if (grammar_.terminals[i] == symbols)
-      return {GrammarElement::Kind::kTerminal, static_cast<int32_t>(i)};
-  grammar_.terminals.push_back(symbols);
-  return {GrammarElement::Kind::kTerminal, static_cast<int32_t>(grammar_.terminals.size() - 1)};
+  std::vector<SymbolSet>& terminals = grammar_.terminals;
+  if (terminals_indexed_ != terminals.size()) {
+    terminal_ids_.clear();
+    for (size_t i = 0; i < terminals.size(); ++i)
+      terminal_ids_.try_emplace(terminals[i], static_cast<int32_t>(i));
+  }
+  auto [it, inserted] = terminal_ids_.try_emplace(symbols, static_cast<int32_t>(terminals.size()));
+  if (inserted) terminals.push_back(symbols);
+  terminals_indexed_ = terminals.size();
+  return {GrammarElement::Kind::kTerminal, it->second};
 }
 
 GrammarElement GrammarBuilder::byte(uint8_t value) { return byte_range(value, value); }
@@ -249,6 +255,8 @@ Grammar GrammarBuilder::build(int32_t root) {
   g.root = root;
   Grammar built = std::move(g);
   grammar_ = Grammar{};
+  terminal_ids_.clear();
+  terminals_indexed_ = 0;
   return built;
 }
 

@@ -13,11 +13,15 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace minimax {
 
 inline constexpr int kMaxGrammarMarkers = 8;
+// The most rules one grammar may have: it bounds the memory and compile time a request's schema or
+// pattern can cost (GrammarBuilder::new_rule throws past it; docs/api.md "Limits").
+inline constexpr size_t kMaxGrammarRules = 100000;
 inline constexpr int kSymbolCount = 256 + kMaxGrammarMarkers;  // bytes, then markers
 inline constexpr int marker_symbol(int marker) { return 256 + marker; }
 
@@ -83,6 +87,10 @@ class GrammarBuilder {
   friend Grammar after_free_text(Grammar, std::string_view, const std::vector<std::string>&);
   const SymbolSet& terminal_set(GrammarElement e) const { return grammar_.terminals.at(e.index); }
   Grammar grammar_;
+  // Terminal index by set: terminals repeat a lot (digits, string characters), and a pattern can
+  // name thousands of distinct classes. Rebuilt when it lags grammar_.terminals.
+  std::unordered_map<SymbolSet, int32_t> terminal_ids_;
+  size_t terminals_indexed_ = 0;
 };
 
 // `grammar` preceded by free text and the special token `end_marker`: any bytes, and the special

@@ -133,42 +133,57 @@ int32_t GrammarAutomaton::node(int32_t position, int32_t parent, int32_t count) 
 
 void GrammarAutomaton::close(int32_t position, int32_t parent, int32_t count,
                              std::vector<int32_t>& out) {
-  // Different paths through nullable rules reach the same (position, parent, count); expanding
-  // it once keeps grammars with many optional parts linear.
-  if (!visited_.insert(Node{position, parent, count}).second) return;
-  switch (kind_[position]) {
-    case PositionKind::kTerminal:
-      out.push_back(node(position, parent, 0));
-      return;
-    case PositionKind::kEnd:
-      if (parent == 0) {
-        out.push_back(0);  // the whole sentence is complete
-      } else {
-        const Node below = nodes_[parent];
-        close(below.position, below.parent, below.count, out);
+  // A worklist, not recursion: chains of calls and returns are as long as the grammar is deep,
+  // and a request's grammar must not be able to exhaust the stack. The order does not matter
+  // (intern_state sorts the stacks).
+  pending_.clear();
+  pending_.push_back({position, parent, count});
+  while (!pending_.empty()) {
+    const Node at = pending_.back();
+    pending_.pop_back();
+    // Different paths through nullable rules reach the same (position, parent, count);
+    // expanding it once keeps grammars with many optional parts linear.
+    if (!visited_.insert(at).second) continue;
+    switch (kind_[at.position]) {
+      case PositionKind::kTerminal:
+        out.push_back(node(at.position, at.parent, 0));
+        if (out.size() > kMaxStacks)
+          fail(
+              "grammar: a state holds more than {} stacks (the limit; ambiguous repetitions "
+              "such as (a{{0,100}}){{0,100}} multiply them)",
+              kMaxStacks);
+        break;
+      case PositionKind::kEnd:
+        if (at.parent == 0) {
+          out.push_back(0);  // the whole sentence is complete
+        } else {
+          const Node below = nodes_[at.parent];
+          pending_.push_back({below.position, below.parent, below.count});
+        }
+        break;
+      case PositionKind::kRule: {
+        // A call in last position returns where its caller would: no node for the return.
+        const int32_t after = at.position + 1;
+        const int32_t return_to =
+            kind_[after] == PositionKind::kEnd ? at.parent : node(after, at.parent, 0);
+        for (int32_t first : rule_starts_[index_[at.position]])
+          pending_.push_back({first, return_to, 0});
+        break;
       }
-      return;
-    case PositionKind::kRule: {
-      // A call in last position returns where its caller would: no node for the return.
-      const int32_t after = position + 1;
-      const int32_t return_to =
-          kind_[after] == PositionKind::kEnd ? parent : node(after, parent, 0);
-      for (int32_t first : rule_starts_[index_[position]]) close(first, return_to, 0, out);
-      return;
-    }
-    case PositionKind::kRepeat: {
-      // `count` iterations are done: leave when that is enough, start another while allowed.
-      // The body returns to this position with the count one higher (a plain return node
-      // (position, parent, 0) is the same thing as no iteration done yet).
-      const Repetition& rep = grammar_->repeats[index_[position]];
-      if (count >= rep.min) close(position + 1, parent, 0, out);
-      if (rep.max < 0 || count < rep.max) {
-        // Past min an unbounded count no longer matters: it stays at min, so the states loop.
-        const int32_t done = rep.max < 0 ? std::min(count + 1, rep.min) : count + 1;
-        const int32_t frame = node(position, parent, done);
-        for (int32_t first : rule_starts_[rep.rule]) close(first, frame, 0, out);
+      case PositionKind::kRepeat: {
+        // `count` iterations are done: leave when that is enough, start another while allowed.
+        // The body returns to this position with the count one higher (a plain return node
+        // (position, parent, 0) is the same thing as no iteration done yet).
+        const Repetition& rep = grammar_->repeats[index_[at.position]];
+        if (at.count >= rep.min) pending_.push_back({at.position + 1, at.parent, 0});
+        if (rep.max < 0 || at.count < rep.max) {
+          // Past min an unbounded count no longer matters: it stays at min, so the states loop.
+          const int32_t done = rep.max < 0 ? std::min(at.count + 1, rep.min) : at.count + 1;
+          const int32_t frame = node(at.position, at.parent, done);
+          for (int32_t first : rule_starts_[rep.rule]) pending_.push_back({first, frame, 0});
+        }
+        break;
       }
-      return;
     }
   }
 }

@@ -16,7 +16,8 @@
 // characters inside a JSON string, for instance), so a new state costs a few closures, not one
 // per symbol.
 //
-// Not thread-safe: one automaton per request, used by the engine's loop thread.
+// Not thread-safe: one automaton per request, used by the engine's loop thread. Nothing recurses
+// over the grammar, so a deep grammar costs heap, not stack.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +34,9 @@ class GrammarAutomaton {
  public:
   static constexpr int32_t kDead = -1;
   static constexpr int32_t kMixed = -3;  // see multibyte_successor
+  // The most stacks one state may hold: each costs work in every successor computed from the
+  // state. Ordinary grammars hold tens; a state past it throws Error (docs/api.md "Limits").
+  static constexpr size_t kMaxStacks = 16384;
 
   explicit GrammarAutomaton(std::shared_ptr<const Grammar> grammar);
 
@@ -118,6 +122,7 @@ class GrammarAutomaton {
   std::vector<int32_t> table_;                  // states × kSymbolCount successor ids
   std::vector<Groups> groups_;                  // by state, built on its first successor
   std::unordered_set<Node, NodeHash> visited_;  // (position, parent, count) seen by one close()
+  std::vector<Node> pending_;                   // close()'s worklist
   int32_t start_ = 0;
 };
 

@@ -37,7 +37,7 @@ GrammarMatcher::GrammarMatcher(std::shared_ptr<const Grammar> grammar,
   walk_chars_.resize(vocab_->max_depth() + 1);
 }
 
-void GrammarMatcher::compute_mask(int32_t state, TokenBitmask& mask) {
+void GrammarMatcher::compute_mask(int32_t state, TokenBitmask& mask, Clock::time_point deadline) {
   mask.assign(none_.size(), 0);
   const TokenTrie& trie = *vocab_;
   walk_[0] = state;
@@ -48,7 +48,18 @@ void GrammarMatcher::compute_mask(int32_t state, TokenBitmask& mask) {
   // state.
   int32_t useful_of = -1;
   uint8_t useful = 0;
+  // The clock is read every kCheckEvery nodes visited and after each new automaton state: a node
+  // costs nanoseconds when its state's successors are known; a new state is what can be slow.
+  constexpr uint32_t kCheckEvery = 1024;
+  const bool timed = deadline != Clock::time_point::max();
+  uint32_t visits = 0;
+  size_t states_seen = automaton_.state_count();
   for (size_t i = 0; i < n;) {
+    if (timed && (++visits % kCheckEvery == 0 || automaton_.state_count() != states_seen)) {
+      states_seen = automaton_.state_count();
+      if (Clock::now() > deadline)
+        throw GrammarWorkExceeded("grammar: a token mask ran past its time budget");
+    }
     const uint16_t depth = trie.depth(i);
     const int32_t from = walk_[depth - 1];
     // (Asked for every state, so that the test below is almost always false where no run can
@@ -190,7 +201,7 @@ uint16_t GrammarMatcher::class_run(int32_t state, int k) {
   return run;
 }
 
-const TokenBitmask& GrammarMatcher::allowed_tokens() {
+const TokenBitmask& GrammarMatcher::allowed_tokens(Clock::time_point deadline) {
   if (finished_) return none_;
   auto it = mask_cache_.find(state_);
   if (it != mask_cache_.end()) return it->second;
@@ -202,7 +213,12 @@ const TokenBitmask& GrammarMatcher::allowed_tokens() {
   }
   if (mask_cache_.size() >= kMaxCachedMasks) mask_cache_.clear();
   TokenBitmask& mask = mask_cache_[state_];
-  compute_mask(state_, mask);
+  try {
+    compute_mask(state_, mask, deadline);
+  } catch (...) {
+    mask_cache_.erase(state_);  // not a mask of the state
+    throw;
+  }
   return mask;
 }
 

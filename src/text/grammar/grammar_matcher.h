@@ -19,12 +19,14 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
+#include "base/error.h"
 #include "text/grammar/grammar_automaton.h"
 #include "text/grammar/token_trie.h"
 
@@ -37,17 +39,30 @@ inline bool bitmask_test(const TokenBitmask& mask, int32_t token) {
   return (mask[static_cast<size_t>(token) >> 6] >> (token & 63)) & 1;
 }
 
+// A mask that ran past its deadline (GrammarMatcher::allowed_tokens).
+class GrammarWorkExceeded : public Error {
+ public:
+  using Error::Error;
+};
+
 class GrammarMatcher {
  public:
+  using Clock = std::chrono::steady_clock;
+
   // Error when a marker of the grammar is not a special token of the vocabulary.
   GrammarMatcher(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const TokenTrie> vocab,
                  std::vector<int32_t> end_tokens);
 
-  // The tokens allowed next; empty of allowed tokens once finished().
-  const TokenBitmask& allowed_tokens();
+  // The tokens allowed next; empty of allowed tokens once finished(). A mask not cached is
+  // computed until `deadline`, then abandoned with GrammarWorkExceeded: a grammar whose states
+  // are expensive must not hold up the step every request shares. Error when a state exceeds
+  // the automaton's limits (GrammarAutomaton::kMaxStacks).
+  const TokenBitmask& allowed_tokens(Clock::time_point deadline = Clock::time_point::max());
   // The same, walked afresh without the mask cache (the automaton's tables stay warm): what a
   // state not seen before costs. For benchmarks.
-  void compute_allowed_tokens(TokenBitmask& mask) { compute_mask(state_, mask); }
+  void compute_allowed_tokens(TokenBitmask& mask) {
+    compute_mask(state_, mask, Clock::time_point::max());
+  }
   // Advances by `token`; false (and no change) when the grammar does not allow it.
   bool accept_token(int32_t token);
   // Advances by raw bytes (tests and tools); false (and no change) when they do not fit.
@@ -60,7 +75,7 @@ class GrammarMatcher {
   size_t state_count() const { return automaton_.state_count(); }
 
  private:
-  void compute_mask(int32_t state, TokenBitmask& mask);
+  void compute_mask(int32_t state, TokenBitmask& mask, Clock::time_point deadline);
 
   // Per state and text class k (TokenTrie::kTextClasses): the state every character of class k
   // leads to (kDead when none is allowed, kMixed when they differ), and the run: how many

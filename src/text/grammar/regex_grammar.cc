@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <optional>
 
@@ -13,6 +14,13 @@ namespace minimax {
 namespace {
 
 constexpr int kMaxRepeat = 1000;
+// Groups nest no deeper than this: the parser recurses once per level, and a request's pattern
+// must not be able to exhaust a server thread's stack.
+constexpr int kMaxGroupNesting = 64;
+// The product of the bounds of repetitions nested inside each other, e.g. 100 for
+// (a{0,10}){0,10}. Every count the nest can be at is a separate automaton stack, so the
+// product bounds how many stacks one state can hold: ((.{0,100}){0,100}){0,100} is 10^6.
+constexpr int64_t kMaxRepeatProduct = 10000;
 
 CharClass ascii_class(std::string_view members) {
   CharClass set;
@@ -43,6 +51,12 @@ CharClass complement(const CharClass& set) {
   return out;
 }
 
+// A parsed piece of the pattern, and the largest product of nested repetition bounds inside it.
+struct Parsed {
+  ElementSequence elements;
+  int64_t repeats = 1;
+};
+
 class RegexCompiler {
  public:
   RegexCompiler(GrammarBuilder& b, std::string_view pattern, const TextEncoding& encoding)
@@ -51,7 +65,7 @@ class RegexCompiler {
   int32_t compile() {
     const bool anchored_start = !p_.empty() && p_[0] == '^';
     if (anchored_start) ++pos_;
-    ElementSequence body = alternation();
+    ElementSequence body = alternation().elements;
     bool anchored_end = false;
     if (pos_ < p_.size() && p_[pos_] == '$' && pos_ + 1 == p_.size()) {
       anchored_end = true;
@@ -86,27 +100,32 @@ class RegexCompiler {
     }
   }
 
-  ElementSequence alternation() {
-    std::vector<ElementSequence> alternatives{sequence()};
+  Parsed alternation() {
+    Parsed first = sequence();
+    if (!at('|')) return first;
+    std::vector<ElementSequence> alternatives{std::move(first.elements)};
+    int64_t repeats = first.repeats;
     while (at('|')) {
       ++pos_;
-      alternatives.push_back(sequence());
+      Parsed next = sequence();
+      alternatives.push_back(std::move(next.elements));
+      repeats = std::max(repeats, next.repeats);
     }
-    if (alternatives.size() == 1) return std::move(alternatives[0]);
-    return {GrammarBuilder::ref(b_.choice("alt", std::move(alternatives)))};
+    return {{GrammarBuilder::ref(b_.choice("alt", std::move(alternatives)))}, repeats};
   }
 
-  ElementSequence sequence() {
-    ElementSequence out;
+  Parsed sequence() {
+    Parsed out;
     while (pos_ < p_.size() && !at('|') && !at(')')) {
       if (at('$') && pos_ + 1 == p_.size()) break;  // the end anchor, handled by compile()
-      ElementSequence atom_elements = atom();
-      out = concat(std::move(out), quantified(std::move(atom_elements)));
+      Parsed piece = quantified(atom());
+      out.elements = concat(std::move(out.elements), piece.elements);
+      out.repeats = std::max(out.repeats, piece.repeats);
     }
     return out;
   }
 
-  ElementSequence quantified(ElementSequence atom) {
+  Parsed quantified(Parsed atom) {
     int min = 1, max = 1;
     if (at('*')) {
       min = 0, max = -1, ++pos_;
@@ -130,7 +149,13 @@ class RegexCompiler {
     }
     if (at('?')) ++pos_;  // lazy: the same set of strings
     if (at('*') || at('+') || at('?') || at('{')) error("a quantifier cannot follow a quantifier");
-    return {GrammarBuilder::ref(b_.repeat("rep", std::move(atom), min, max))};
+    // An unbounded count is carried only up to min (grammar_automaton.h).
+    const int64_t bound = std::max<int64_t>(max >= 0 ? max : min, 1);
+    const int64_t repeats = atom.repeats * bound;
+    if (repeats > kMaxRepeatProduct)
+      error("nested repetitions multiply to {} iterations; the limit is {}", repeats,
+            kMaxRepeatProduct);
+    return {{GrammarBuilder::ref(b_.repeat("rep", std::move(atom.elements), min, max))}, repeats};
   }
 
   int number() {
@@ -143,9 +168,11 @@ class RegexCompiler {
     return value;
   }
 
-  ElementSequence atom() {
+  Parsed atom() {
     const char c = p_[pos_];
     if (c == '(') {
+      if (depth_ == kMaxGroupNesting)
+        error("groups nested deeper than {} levels are not supported", kMaxGroupNesting);
       ++pos_;
       if (at('?')) {
         if (pos_ + 1 < p_.size() && p_[pos_ + 1] == ':') {
@@ -154,24 +181,27 @@ class RegexCompiler {
           error("lookaround and named groups are not supported");
         }
       }
-      ElementSequence inner = alternation();
+      ++depth_;
+      Parsed inner = alternation();
+      --depth_;
       if (!at(')')) error("missing ')'");
       ++pos_;
-      return {GrammarBuilder::ref(b_.choice("group", {std::move(inner)}))};
+      return {{GrammarBuilder::ref(b_.choice("group", {std::move(inner.elements)}))},
+              inner.repeats};
     }
-    if (c == '[') return {GrammarBuilder::ref(class_rule(bracket_class()))};
+    if (c == '[') return {{GrammarBuilder::ref(class_rule(bracket_class()))}};
     if (c == '.') {
       ++pos_;
       CharClass set = CharClass::any();
       set.ascii.reset('\n');
       set.ascii.reset('\r');
-      return {GrammarBuilder::ref(class_rule(set))};
+      return {{GrammarBuilder::ref(class_rule(set))}};
     }
-    if (c == '\\') return {GrammarBuilder::ref(class_rule(escape(false)))};
+    if (c == '\\') return {{GrammarBuilder::ref(class_rule(escape(false)))}};
     if (c == '^' || c == '$') error("anchors are supported only at the start and the end");
     if (c == '*' || c == '+' || c == '?' || c == '{' || c == ')')
       error("'{}' has nothing to repeat or close", c);
-    return {GrammarBuilder::ref(class_rule(single(next_char())))};
+    return {{GrammarBuilder::ref(class_rule(single(next_char())))}};
   }
 
   // One UTF-8 character of the pattern as a code point.
@@ -300,6 +330,7 @@ class RegexCompiler {
   std::string_view p_;
   TextEncoding encoding_;
   size_t pos_ = 0;
+  int depth_ = 0;  // groups open at pos_
   std::optional<int32_t> any_text_;
 };
 

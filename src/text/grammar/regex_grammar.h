@@ -10,6 +10,11 @@
 // start and $ at the end. Without ^ (or $) the pattern may match anywhere, as JSON Schema says,
 // so any text may come before (after) it. Everything else (backreferences, lookaround, \b,
 // named groups, anchors inside the pattern, bounds above 1000) throws Error naming the offset.
+//
+// Limits, so that no pattern can exhaust a thread's stack or a shared step's time: groups nest
+// at most 64 deep, and the bounds of repetitions nested inside each other multiply to at most
+// 10,000 (an unbounded one counts its minimum): each combination of counts is a stack the
+// automaton may carry (docs/api.md "Limits").
 #pragma once
 
 #include <string_view>

@@ -474,6 +474,63 @@ TEST(Engine, ConstraintMasksTokensAfterTheTrigger) {
   }
 }
 
+// 200 optional runs of any byte side by side: after n bytes every split of n among them is an
+// automaton stack, so the states grow until the automaton's limit (issue 32 F4's kind of
+// grammar, built directly to pass the regex compiler's own bound).
+std::shared_ptr<const Grammar> exploding_grammar() {
+  GrammarBuilder b;
+  SymbolSet any;
+  for (int c = 0; c < 256; ++c) any.set(c);
+  ElementSequence runs;
+  for (int i = 0; i < 200; ++i)
+    runs.push_back(GrammarBuilder::ref(b.repeat("run", {b.terminal(any)}, 0, 100)));
+  return std::make_shared<const Grammar>(b.build(b.choice("root", {runs})));
+}
+
+TEST(Engine, AGrammarPastItsLimitsEndsItsRequestOnlyAndTheOthersGoOn) {
+  TinyModel& t = tiny(Arch::kM2);
+  Engine engine(*t.model, *t.tokenizer, small_options());
+  const EngineRequest plain = greedy_request(prompt_ids(12, 6), 120);
+  const Collected alone = collect(*engine.submit(plain));
+  engine.pause();  // both in the same steps
+  EngineRequest hostile = greedy_request(prompt_ids(10, 3), 200);
+  hostile.constraint = TokenConstraint{-1, exploding_grammar()};
+  std::shared_ptr<RequestStream> h = engine.submit(hostile);
+  std::shared_ptr<RequestStream> p = engine.submit(plain);
+  engine.resume();
+  const Collected bad = collect(*h);
+  EXPECT_EQ(bad.finish_reason, "error");
+  // Whichever limit it meets first: the automaton's stacks or the step's mask time.
+  EXPECT_EQ(bad.error.rfind("constraint: ", 0), 0u) << bad.error;
+  EXPECT_TRUE(bad.error.find("stacks") != std::string::npos ||
+              bad.error.find("the limit per step") != std::string::npos)
+      << bad.error;
+  EXPECT_LT(bad.tokens.size(), 200u);
+  const Collected good = collect(*p);
+  EXPECT_EQ(good.finish_reason, "length");
+  EXPECT_EQ(good.tokens, alone.tokens);
+  EXPECT_EQ(engine.metrics().snapshot().kv_blocks_used, 0);
+}
+
+TEST(Engine, AGrammarTooExpensiveForItsFirstMaskIsRefusedAtSubmit) {
+  TinyModel& t = tiny(Arch::kM2);
+  EngineOptions options = small_options();
+  options.grammar_mask_budget_ms = 1e-9;  // any mask that builds a state runs past it
+  Engine engine(*t.model, *t.tokenizer, options);
+  EngineRequest request = greedy_request(prompt_ids(10, 3), 8);
+  request.constraint = TokenConstraint{-1, ab_digits_grammar()};
+  try {
+    (void)engine.submit(request);
+    FAIL() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("constraint: ", 0), 0u) << e.what();
+    EXPECT_NE(std::string(e.what()).find("first token mask"), std::string::npos) << e.what();
+  }
+  options.grammar_mask_budget_ms = 0;  // no limit
+  Engine unlimited(*t.model, *t.tokenizer, options);
+  EXPECT_TRUE(is_ab_digits(collect(*unlimited.submit(request)).text));
+}
+
 TEST(Engine, StopTokensAndStopStringsAsTheGeneratorAppliesThem) {
   TinyModel& t = tiny(Arch::kM2);
   Engine engine(*t.model, *t.tokenizer, small_options());
