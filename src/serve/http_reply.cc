@@ -1,10 +1,7 @@
 #include "serve/http_reply.h"
 
 #include <fmt/format.h>
-#include <poll.h>
-#include <sys/socket.h>
 
-#include <cerrno>
 #include <utility>
 
 namespace minimax {
@@ -45,24 +42,6 @@ std::string whole_reply(const HttpReply& reply, bool close, bool head_only,
   out += fmt::format("Content-Length: {}\r\n\r\n", reply.body.size());
   if (!head_only) out += reply.body;
   return out;
-}
-
-bool send_all(int fd, std::string_view data, int timeout_ms) {
-  while (!data.empty()) {
-    const ssize_t n = send(fd, data.data(), data.size(), MSG_NOSIGNAL);
-    if (n > 0) {
-      data.remove_prefix(static_cast<size_t>(n));
-    } else if (n < 0 && errno == EINTR) {
-      continue;
-    } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      pollfd writable{fd, POLLOUT, 0};
-      if (poll(&writable, 1, timeout_ms) <= 0 || (writable.revents & (POLLERR | POLLNVAL)))
-        return false;
-    } else {
-      return false;
-    }
-  }
-  return true;
 }
 
 }  // namespace minimax

@@ -23,8 +23,4 @@ std::string reply_head(int status, std::string_view content_type, bool close,
 std::string whole_reply(const HttpReply& reply, bool close, bool head_only,
                         std::string_view extra_headers = "");
 
-// Sends all of `data` on a non-blocking socket, waiting up to `timeout_ms` each time the client
-// stops reading. False when the client is gone or too slow.
-bool send_all(int fd, std::string_view data, int timeout_ms);
-
 }  // namespace minimax

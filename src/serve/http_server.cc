@@ -2,7 +2,10 @@
 // non-blocking sockets: it accepts, reads request heads and bodies (serve/http_request.h) and
 // writes non-streamed replies, so a connection that sends or reads slowly costs a socket and a
 // few buffers, never a thread. Only complete requests go to a fixed pool of workers that run the
-// routes; a streamed reply is written by its worker, each write bounded by the read timeout.
+// routes. A streamed reply's worker appends its pieces to a buffer that the loop writes
+// (serve/stream_buffer.h), so a client that stops reading never holds a worker in a blocked
+// write: it is cut once 1 MiB behind or 30 s without progress. /health and /metrics are answered
+// by the loop itself (HttpRoutes::answers_at_once), so they never wait behind requests.
 #include "serve/http_server.h"
 
 #include <fcntl.h>
@@ -32,6 +35,7 @@
 #include "base/log.h"
 #include "serve/http_reply.h"
 #include "serve/http_request.h"
+#include "serve/stream_buffer.h"
 
 namespace minimax {
 
@@ -55,6 +59,10 @@ using Clock = std::chrono::steady_clock;
 constexpr size_t kMaxHeadBytes = 64 << 10;  // request line and headers together
 constexpr size_t kReadBytes = 64 << 10;     // one recv
 constexpr auto kLinger = std::chrono::seconds(2);
+// A streaming client this far behind, or this long without taking a byte while some wait, is cut
+// and its request cancelled (docs/api.md "Transport").
+constexpr size_t kMaxStreamBacklog = 1 << 20;
+constexpr auto kStreamStall = std::chrono::seconds(30);
 
 bool method_listed(std::string_view allowed, std::string_view method) {
   while (!allowed.empty()) {
@@ -97,8 +105,9 @@ struct Connection {
   HttpHead head;
   std::optional<BodyReader> body;
   bool close_after_write = false;
-  bool linger_after_write = false;  // the client may still be sending a body we did not read
-  uint32_t events = 0;              // the current epoll interest
+  bool linger_after_write = false;       // the client may still be sending a body we did not read
+  std::shared_ptr<StreamBuffer> stream;  // while a worker handles the request (kHandling)
+  uint32_t events = 0;                   // the current epoll interest
   Clock::time_point last_activity = Clock::now();
 };
 
@@ -107,6 +116,7 @@ struct Completion {
   int fd;
   std::string bytes;
   bool close;
+  bool streamed = false;  // the reply went through the connection's StreamBuffer
 };
 
 }  // namespace http_server_state
@@ -127,6 +137,7 @@ struct HttpServer::Impl {
   std::unordered_set<int> open_fds;  // the connections' sockets, for drop_connections()
   std::mutex completions_mutex;
   std::vector<Completion> completions;
+  std::vector<int> streams_ready;  // connections whose StreamBuffer has bytes to write
   std::mutex tasks_mutex;
   std::condition_variable tasks_ready;
   std::deque<std::function<void()>> tasks;
@@ -148,7 +159,6 @@ struct HttpServer::Impl {
     const uint64_t one = 1;
     (void)!write(wake_fd, &one, sizeof(one));
   }
-  int timeout_ms() const { return options.read_timeout_seconds * 1000; }
 
   // Sets what the loop waits for on `c`; none (0) takes the socket out of the epoll set, since
   // hang-ups are reported even to an empty interest and would wake the loop until the worker
@@ -256,24 +266,80 @@ struct HttpServer::Impl {
   }
 
   void dispatch(Connection& c) {
-    c.phase = Phase::kHandling;
-    watch(c, 0);  // nothing to read or write until the worker is done
     c.out.clear();
     c.out_sent = 0;
     std::string body = c.body->take();
     c.body.reset();
+    if (routes.answers_at_once(c.head.method == "HEAD" ? "GET" : c.head.method, c.head.path))
+      return answer_at_once(c, body);
+    c.phase = Phase::kHandling;
+    watch(c, 0);  // nothing to read until the worker is done; a stream asks for EPOLLOUT
+    c.stream = std::make_shared<StreamBuffer>(kMaxStreamBacklog);
     std::lock_guard<std::mutex> lock(tasks_mutex);
-    tasks.emplace_back(
-        [this, fd = c.fd, head = c.head, body = std::move(body)] { handle(fd, head, body); });
+    tasks.emplace_back([this, fd = c.fd, head = c.head, body = std::move(body), stream = c.stream] {
+      handle(fd, head, body, *stream);
+    });
     tasks_ready.notify_one();
+  }
+
+  // A cheap route run on the loop: it never waits for a worker.
+  void answer_at_once(Connection& c, const std::string& body) {
+    const bool close = !c.head.keep_alive || stop_requested;
+    const bool head_only = c.head.method == "HEAD";
+    HttpReply reply;
+    try {
+      reply =
+          routes.handle(head_only ? "GET" : c.head.method, c.head.path, body, [] { return true; });
+    } catch (const std::exception& e) {
+      reply = routes.error(c.head.path, 500, std::string("internal error: ") + e.what());
+    }
+    c.out = whole_reply(reply, close, head_only);
+    c.phase = Phase::kWriting;
+    c.close_after_write = close;
+    c.linger_after_write = false;
+    flush(c);
+  }
+
+  // Worker: the loop has bytes of `fd`'s stream to write.
+  void stream_ready(int fd) {
+    bool first = false;
+    {
+      std::lock_guard<std::mutex> lock(completions_mutex);
+      first = streams_ready.empty();
+      streams_ready.push_back(fd);
+    }
+    if (first) wake();
+  }
+
+  // Loop: writes what a stream has without blocking; a client that fails is cut.
+  void flush_stream(Connection& c) {
+    if (!c.stream) return;
+    switch (c.stream->send_to(c.fd)) {
+      case StreamBuffer::Send::kDrained:
+        return watch(c, 0);
+      case StreamBuffer::Send::kBlocked:
+        return watch(c, EPOLLOUT);
+      case StreamBuffer::Send::kFailed:
+        return cut_stream(c);
+    }
+  }
+
+  // Ends a stream whose client is gone, too slow or too far behind: the worker's next write
+  // fails and its request is cancelled. The socket is shut down, not closed, since the worker
+  // still peeks at it; it closes when the worker's completion arrives.
+  void cut_stream(Connection& c) {
+    c.stream->cut();
+    shutdown(c.fd, SHUT_RDWR);
+    watch(c, 0);
   }
 
   // Runs on a worker: the routes produce the reply; a stream is written here, a whole reply goes
   // back to the loop. The socket stays open until the loop has the completion.
-  void handle(int fd, const HttpHead& head, const std::string& body) {
+  void handle(int fd, const HttpHead& head, const std::string& body, StreamBuffer& stream) {
     const bool close = !head.keep_alive || stop_requested;
     const bool head_only = head.method == "HEAD";
-    const ClientAlive alive = [fd] {
+    const ClientAlive alive = [fd, &stream] {
+      if (stream.is_cut()) return false;
       char byte;
       const ssize_t n = recv(fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
       if (n > 0) return true;  // a pipelined request: still connected
@@ -285,19 +351,22 @@ struct HttpServer::Impl {
     try {
       reply = routes.handle(head_only ? "GET" : head.method, head.path, body, alive);
       if (reply.stream) {
-        bool ok = send_all(fd,
-                           reply_head(reply.status, reply.content_type, close,
-                                      "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n" +
-                                          reply.headers) +
-                               "\r\n",
-                           timeout_ms());
+        done.streamed = true;
+        auto append = [&](std::string_view bytes) {
+          const bool ok = stream.append(bytes);
+          if (ok) stream_ready(fd);
+          return ok;
+        };
+        bool ok = append(reply_head(reply.status, reply.content_type, close,
+                                    "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n" +
+                                        reply.headers) +
+                         "\r\n");
         const ChunkWrite write = [&](std::string_view data) {
-          if (ok && !data.empty())
-            ok = send_all(fd, fmt::format("{:x}\r\n{}\r\n", data.size(), data), timeout_ms());
+          if (ok && !data.empty()) ok = append(fmt::format("{:x}\r\n{}\r\n", data.size(), data));
           return ok;
         };
         reply.stream(write);  // even after a failed head: the stream cancels its work on `false`
-        ok = ok && send_all(fd, "0\r\n\r\n", timeout_ms());
+        ok = ok && append("0\r\n\r\n");
         done.close = close || !ok;
       } else {
         done.bytes = whole_reply(reply, close, head_only);
@@ -330,11 +399,17 @@ struct HttpServer::Impl {
     c.last_activity = Clock::now();
     c.close_after_write = done.close || stop_requested;
     c.linger_after_write = false;
-    if (done.bytes.empty()) {  // a stream, already written
-      if (c.close_after_write) return close_connection(c.fd);
-      c.phase = Phase::kHead;
-      watch(c, EPOLLIN);
-      return advance(c);
+    std::shared_ptr<StreamBuffer> stream = std::move(c.stream);
+    if (done.streamed) {
+      // What the loop has not written yet is written as a whole reply's tail would be.
+      if (stream->is_cut()) return close_connection(c.fd);
+      done.bytes = stream->take_unsent();
+      if (done.bytes.empty()) {
+        if (c.close_after_write) return close_connection(c.fd);
+        c.phase = Phase::kHead;
+        watch(c, EPOLLIN);
+        return advance(c);
+      }
     }
     c.out = std::move(done.bytes);
     c.out_sent = 0;
@@ -394,6 +469,11 @@ struct HttpServer::Impl {
     auto it = connections.find(fd);
     if (it == connections.end()) return;
     Connection& c = *it->second;
+    if (c.phase == Phase::kHandling) {  // only a stream asks for events while a worker runs
+      if (events & (EPOLLHUP | EPOLLERR)) return cut_stream(c);
+      if (events & EPOLLOUT) flush_stream(c);
+      return;
+    }
     if ((events & EPOLLOUT) && c.out.size() > c.out_sent) {
       flush(c);
       if (connections.find(fd) == connections.end()) return;  // closed by flush
@@ -426,6 +506,9 @@ struct HttpServer::Impl {
       const bool idle = stop_requested && c->phase == Phase::kHead && c->in.empty() &&
                         c->out.size() == c->out_sent;
       if (lingered || stalled || idle) expired.push_back(fd);
+      if (c->phase == Phase::kHandling && c->stream && !c->stream->is_cut() &&
+          c->stream->backlog() > 0 && now - c->stream->last_progress() > kStreamStall)
+        cut_stream(*c);
     }
     for (const int fd : expired) close_connection(fd);
   }
@@ -477,10 +560,16 @@ struct HttpServer::Impl {
         }
       }
       std::vector<Completion> done;
+      std::vector<int> streaming;
       {
         std::lock_guard<std::mutex> lock(completions_mutex);
         done.swap(completions);
+        streaming.swap(streams_ready);
       }
+      for (const int fd : streaming)
+        if (auto it = connections.find(fd);
+            it != connections.end() && it->second->phase == Phase::kHandling)
+          flush_stream(*it->second);
       for (Completion& d : done) complete(d);
       if (Clock::now() - last_sweep > std::chrono::milliseconds(100)) {
         sweep();

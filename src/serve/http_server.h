@@ -46,6 +46,11 @@ class HttpRoutes {
   // opinion (unknown path: handle() answers). The transport answers other methods with 405 and
   // this list as the Allow header before it reads a request body.
   virtual std::string allowed_methods(std::string_view /*path*/) { return ""; }
+  // Whether `method` on `path` is cheap and safe to answer on the transport's event loop instead
+  // of a worker (health checks, metrics): such routes never wait behind requests.
+  virtual bool answers_at_once(std::string_view /*method*/, std::string_view /*path*/) {
+    return false;
+  }
 };
 
 struct HttpServerOptions {

@@ -43,6 +43,10 @@ std::string OpenAiService::allowed_methods(std::string_view path) {
   return "";
 }
 
+bool OpenAiService::answers_at_once(std::string_view method, std::string_view path) {
+  return method == "GET" && (path == "/health" || path == "/metrics");
+}
+
 HttpReply OpenAiService::handle(std::string_view method, std::string_view path,
                                 std::string_view body, const ClientAlive& client_alive) {
   const bool get = method == "GET", post = method == "POST";
