@@ -24,6 +24,10 @@ namespace minimax {
 
 using EngineClock = std::chrono::steady_clock;
 
+inline double seconds_between(EngineClock::time_point from, EngineClock::time_point to) {
+  return std::chrono::duration<double>(to - from).count();
+}
+
 // One request from submission to finish; the scheduler sees its SchedSequence part.
 struct ActiveRequest : SchedSequence {
   // `vocab` is needed only for a request with a constraint.
@@ -77,10 +81,22 @@ struct Engine::Impl {
   // engine_step.cc
   // Runs one step; false when nothing was scheduled.
   bool step();
+  void record_prompt_logprobs(ActiveRequest& r, int64_t position, std::span<const float> logits);
+
+  // engine_token.cc
   // Samples the next token of `r` (within its grammar's mask when constrained) from its logits row
   // and pushes it; finishes the request when a stop condition is met.
   void emit_token(ActiveRequest& r, std::span<float> logits, EngineEvent& event);
-  void record_prompt_logprobs(ActiveRequest& r, int64_t position, std::span<const float> logits);
+  // The steps of emit_token. Each returns false when it has finished the request.
+  bool mask_logits(ActiveRequest& r, std::span<float> logits, EngineEvent& event,
+                   EngineClock::time_point now);
+  bool advance_grammar(ActiveRequest& r, int32_t token, EngineEvent& event);
+  void count_token(ActiveRequest& r, EngineEvent& event, EngineClock::time_point now);
+  // The token's text after the stop rules, added to `event`; the finish reason ("" = none).
+  std::string_view add_output(ActiveRequest& r, SampleResult sampled, EngineEvent& event,
+                              EngineClock::time_point now);
+  // Ends `r` because its grammar is past a limit: the request's fault, a 4xx.
+  void end_for_grammar(ActiveRequest& r, EngineEvent& event, const std::string& why);
   // Frees the request's blocks, pushes `event` with the finish, counts it.
   void finish(ActiveRequest& r, EngineEvent event, std::string_view reason);
   void fill_totals(const ActiveRequest& r, EngineEvent& event) const;

@@ -1,6 +1,5 @@
-// One engine step: schedule, one batched forward, then per sequence prompt logprobs, sampling
-// (masked by the request's grammar when constrained), detokenization, stop conditions and the push
-// to its stream.
+// One engine step: schedule, one batched forward, then per sequence prompt logprobs and the next
+// token (engine_token.cc).
 #include <algorithm>
 
 #include "base/error.h"
@@ -8,10 +7,6 @@
 
 namespace minimax {
 namespace {
-
-double seconds_between(EngineClock::time_point from, EngineClock::time_point to) {
-  return std::chrono::duration<double>(to - from).count();
-}
 
 ActiveRequest& as_request(SchedSequence* seq) { return static_cast<ActiveRequest&>(*seq); }
 
@@ -53,117 +48,6 @@ void Engine::Impl::record_prompt_logprobs(ActiveRequest& r, int64_t position,
   const auto above = std::count_if(logits.begin(), logits.end(), [&](float l) { return l > own; });
   slot = PromptLogprob{token, computed.chosen.logprob, static_cast<int>(above) + 1,
                        std::move(computed.top)};
-}
-
-void Engine::Impl::emit_token(ActiveRequest& r, std::span<float> logits, EngineEvent& event) {
-  const EngineClock::time_point now = EngineClock::now();
-  const EngineRequest& request = r.request;
-  // A grammar past its limits ends its own request as the request's fault (a 4xx).
-  auto grammar_failed = [&](const std::string& message) {
-    event.error = "constraint: " + message;
-    event.request_error = true;
-    finish(r, std::move(event), "error");
-  };
-  if (r.constraining) {
-    // Mask work is bounded per step, and never runs past the request's own deadline.
-    if (r.deadline && now >= *r.deadline) return finish(r, std::move(event), "timeout");
-    auto deadline = GrammarMatcher::Clock::time_point::max();
-    if (options.grammar_mask_budget_ms > 0)
-      deadline =
-          now + std::chrono::duration_cast<EngineClock::duration>(
-                    std::chrono::duration<double, std::milli>(options.grammar_mask_budget_ms));
-    if (r.deadline) deadline = std::min(deadline, *r.deadline);
-    const TokenBitmask* mask = nullptr;
-    try {
-      mask = &r.grammar->allowed_tokens(deadline);
-    } catch (const GrammarWorkExceeded&) {
-      if (r.deadline && EngineClock::now() >= *r.deadline)
-        return finish(r, std::move(event), "timeout");
-      return grammar_failed(fmt::format(
-          "a token mask took more than {} ms, the limit per step (grammar_mask_budget_ms); the "
-          "grammar is too expensive to run",
-          options.grammar_mask_budget_ms));
-    } catch (const Error& e) {
-      return grammar_failed(e.what());  // past the automaton's limits
-    }
-    const TokenBitmask& allowed = *mask;
-    if (std::none_of(allowed.begin(), allowed.end(), [](uint64_t w) { return w != 0; })) {
-      // A complete sentence with no stop token allowed to end it ends here; anything else means
-      // the vocabulary cannot continue the grammar.
-      if (r.grammar->accepting() || r.grammar->finished())
-        return finish(r, std::move(event), "stop");
-      fail("constrained decoding: the grammar allows no token of the vocabulary here");
-    }
-    apply_token_mask(logits, allowed);
-  }
-  SampleResult sampled = r.sampler.sample(logits, request.logprobs);
-  const int32_t token = sampled.token;
-  SampleLogprobs logprobs = std::move(sampled.logprobs);
-  if (r.constraining) {
-    bool accepted = false;
-    try {
-      accepted = r.grammar->accept_token(token);
-    } catch (const Error& e) {
-      return grammar_failed(e.what());
-    }
-    if (!accepted)
-      fail("constrained decoding: sampled token {} that the grammar does not allow", token);
-  } else if (request.constraint && token == request.constraint->trigger) {
-    r.constraining = true;
-  }
-  r.tokens.push_back(token);
-  ++r.generated;
-
-  metrics.add_generation_tokens(1);
-  if (r.generated == 1) {
-    metrics.add_prompt_tokens(r.prompt_len);
-    metrics.observe_time_to_first_token(seconds_between(r.arrival, now));
-    if (request.prompt_logprobs >= 0) {
-      event.prompt_logprobs = std::move(r.prompt_logprobs);
-      r.prompt_logprobs_sent = true;
-      r.read_prefix_cache = true;  // a recomputation after a preemption needs no logprobs
-    }
-  } else {
-    metrics.observe_inter_token_latency(seconds_between(r.last_token, now));
-  }
-  r.last_token = now;
-
-  // Stop conditions as the runtime Generator applies them: an EOS adds no text and releases
-  // held bytes; a stop string hides itself and what follows; at max_tokens the held text is
-  // released (and may still complete a stop string).
-  const bool is_eos =
-      std::find(request.stop.stop_token_ids.begin(), request.stop.stop_token_ids.end(), token) !=
-      request.stop.stop_token_ids.end();
-  const std::string piece = is_eos ? r.detokenizer.flush() : r.detokenizer.push(token);
-  StopStringMatcher::Step matched = r.matcher.push(piece);
-  TokenOutput output{token,    std::move(matched.text), request.logprobs, std::move(logprobs), now,
-                     steps_run};
-  std::string_view reason;
-  if (matched.stopped) {
-    reason = "stop";
-    event.stop_string = matched.matched;
-  } else if (is_eos) {
-    reason = "stop";
-    event.stop_token = token;
-    output.text += r.matcher.flush();
-  } else if (r.generated >= request.stop.max_tokens) {
-    reason = "length";
-    StopStringMatcher::Step tail = r.matcher.push(r.detokenizer.flush());
-    output.text += tail.text;
-    if (tail.stopped) {
-      reason = "stop";
-      event.stop_string = tail.matched;
-    } else {
-      output.text += r.matcher.flush();
-    }
-  }
-  event.tokens.push_back(std::move(output));
-  if (!reason.empty()) {
-    finish(r, std::move(event), reason);
-  } else {
-    fill_totals(r, event);
-    r.stream->push(std::move(event));
-  }
 }
 
 bool Engine::Impl::step() {
