@@ -121,14 +121,13 @@ std::vector<float> Model::forward_batch(std::span<const BatchSequence> batch) {
   return run_batch(batch, /*single=*/false);
 }
 
-std::vector<float> Model::run_batch(std::span<const BatchSequence> batch, bool single) {
+void Model::check_batch(std::span<const BatchSequence> batch, bool single) const {
   if (batch.empty()) fail("forward_batch: empty batch");
   // Errors name the sequence: "forward: ..." alone, "forward_batch: sequence i: ..." in a batch.
   auto where = [&](size_t i) {
     return single ? std::string("forward") : fmt::format("forward_batch: sequence {}", i);
   };
   const int64_t vocab = weights_.embedding.rows;
-  int64_t total = 0;
   for (size_t i = 0; i < batch.size(); ++i) {
     const BatchSequence& s = batch[i];
     if (s.tokens.empty()) fail("{}: no tokens", where(i));
@@ -153,8 +152,11 @@ std::vector<float> Model::run_batch(std::span<const BatchSequence> batch, bool s
       if (s.positions[t] >= length)
         fail("{}: token {} at position {} would attend slot {}, which holds no token", where(i), t,
              s.positions[t], length);
-    total += static_cast<int64_t>(s.tokens.size());
   }
+}
+
+std::vector<float> Model::run_batch(std::span<const BatchSequence> batch, bool single) {
+  check_batch(batch, single);
   // Every check passed: only now does any cache change.
   std::lock_guard<std::mutex> lock(link_->mutex);
   for (const BatchSequence& s : batch)
@@ -176,20 +178,20 @@ std::vector<float> Model::run_batch(std::span<const BatchSequence> batch, bool s
   }
 }
 
-std::vector<float> Model::run_layers(std::span<const BatchSequence> batch) {
-  const int64_t H = config_.hidden_size;
-  const float eps = static_cast<float>(config_.rms_norm_eps);
-  const bool gemma = config_.use_gemma_norm;
+// One step's rows on the backend. Sequence i's rows start at offsets[i] of the host copy.
+struct Model::StepRows {
+  const int32_t* tokens;
+  const int32_t* positions;
+  const int32_t* logit_rows;  // the rows whose logits are wanted, in batch order
+  int64_t total;              // rows in the step
+  int64_t logit_count;
+  std::span<const int64_t> offsets;  // n + 1 entries
+};
+
+Model::StepRows Model::stage_rows(std::span<const BatchSequence> batch) {
   const size_t n = batch.size();
-  Backend& backend = *backend_;
-  const KernelOps& ops = backend.ops();
-  Workspace& ws = backend.workspace();
-  ws.begin_step();
   int64_t total = 0;
   for (const BatchSequence& s : batch) total += static_cast<int64_t>(s.tokens.size());
-
-  // The batch's tokens end to end on the host (sequence i's rows start at offset i), and the rows
-  // whose logits are wanted, in batch order; then all of it uploaded once.
   step_tokens_.resize(total);
   step_positions_.resize(total);
   step_offsets_.assign(n + 1, 0);
@@ -203,56 +205,76 @@ std::vector<float> Model::run_layers(std::span<const BatchSequence> batch) {
     const int64_t first = batch[i].which == LogitsFor::kLastToken ? begin + T - 1 : begin;
     for (int64_t r = first; r < begin + T; ++r) step_logit_rows_.push_back(static_cast<int32_t>(r));
   }
-  const int32_t* tokens = backend.upload<int32_t>(step_tokens_);
-  const int32_t* positions = backend.upload<int32_t>(step_positions_);
-  const int32_t* logit_rows = backend.upload<int32_t>(step_logit_rows_);
-  const int64_t out_rows = static_cast<int64_t>(step_logit_rows_.size());
+  Backend& backend = *backend_;
+  return StepRows{.tokens = backend.upload<int32_t>(step_tokens_),
+                  .positions = backend.upload<int32_t>(step_positions_),
+                  .logit_rows = backend.upload<int32_t>(step_logit_rows_),
+                  .total = total,
+                  .logit_count = static_cast<int64_t>(step_logit_rows_.size()),
+                  .offsets = step_offsets_};
+}
 
-  auto context = [&](const int32_t* pos, int64_t T, const int32_t* page_table) {
-    return ForwardContext{local_config_,
-                          ops,
-                          ws,
-                          pool_,
-                          act_quant_,
-                          options_.dense_attention,
-                          options_.moe_path == MoePath::kDequant,
-                          pos,
-                          T,
-                          page_table,
-                          plan_,
-                          comm_,
-                          config_};
-  };
-  const ForwardContext all = context(positions, total, nullptr);
-  if (total == 0) {
+ForwardContext Model::context_for(const int32_t* positions, int64_t T,
+                                  const int32_t* page_table) const {
+  return ForwardContext{.config = local_config_,
+                        .ops = backend_->ops(),
+                        .ws = backend_->workspace(),
+                        .pool = pool_,
+                        .act_quant = act_quant_,
+                        .dense_attention = options_.dense_attention,
+                        .bf16_experts = options_.moe_path == MoePath::kDequant,
+                        .positions = positions,
+                        .T = T,
+                        .page_table = page_table,
+                        .plan = plan_,
+                        .comm = comm_,
+                        .full_config = config_};
+}
+
+std::vector<float> Model::run_layers(std::span<const BatchSequence> batch) {
+  backend_->workspace().begin_step();
+  const StepRows rows = stage_rows(batch);
+  if (rows.total == 0) {
     // A DP_EP rank without sequences this step still serves its experts to the others.
+    const ForwardContext all = context_for(rows.positions, 0, nullptr);
     for (int l = 0; l < config_.num_layers; ++l)
       if (weights_.layers[l].moe) idle_moe_layer(all, weights_.layers[l]);
     return {};
   }
+  float* h = backend_->workspace().take<float>(rows.total * config_.hidden_size);
+  backend_->ops().embedding(weights_.embedding, rows.tokens, rows.total, h);
+  run_decoder_layers(batch, rows, h);
+  return logits_of(h, rows);
+}
+
+void Model::run_decoder_layers(std::span<const BatchSequence> batch, const StepRows& rows,
+                               float* h) {
+  const int64_t H = config_.hidden_size, total = rows.total;
+  const float eps = static_cast<float>(config_.rms_norm_eps);
+  const bool gemma = config_.use_gemma_norm;
+  const KernelOps& ops = backend_->ops();
+  Workspace& ws = backend_->workspace();
+  const ForwardContext all = context_for(rows.positions, total, nullptr);
   std::vector<ForwardContext> per_sequence;
-  per_sequence.reserve(n);
-  for (size_t i = 0; i < n; ++i) {
-    const int32_t* table = backend.upload<int32_t>(std::span(batch[i].cache->block_table()));
-    per_sequence.push_back(
-        context(positions + step_offsets_[i], step_offsets_[i + 1] - step_offsets_[i], table));
+  per_sequence.reserve(batch.size());
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const int32_t* table = backend_->upload<int32_t>(std::span(batch[i].cache->block_table()));
+    per_sequence.push_back(context_for(rows.positions + rows.offsets[i],
+                                       rows.offsets[i + 1] - rows.offsets[i], table));
   }
   // Under tensor parallelism the attention and FFN outputs are this rank's partial sums.
   auto sum_over_ranks = [&](float* x) {
     if (plan_.tensor_parallel()) comm_->allreduce_sum(x, static_cast<size_t>(total * H));
   };
-
-  float* h = ws.take<float>(total * H);
   float* xn = ws.take<float>(total * H);
   float* delta = ws.take<float>(total * H);
-  ops.embedding(weights_.embedding, tokens, total, h);
   for (int l = 0; l < config_.num_layers; ++l) {
     const LayerWeights& w = weights_.layers[l];
     ops.rms_norm(h, total, H, w.input_norm.data(), eps, gemma, xn, pool_);
     // Attention is the one per-sequence step: each reads and writes its own cache.
-    for (size_t i = 0; i < n; ++i)
-      attention_block(per_sequence[i], w, l, xn + step_offsets_[i] * H, *batch[i].cache,
-                      delta + step_offsets_[i] * H);
+    for (size_t i = 0; i < batch.size(); ++i)
+      attention_block(per_sequence[i], w, l, xn + rows.offsets[i] * H, *batch[i].cache,
+                      delta + rows.offsets[i] * H);
     sum_over_ranks(delta);
     ops.add(h, delta, total * H, pool_);
     ops.rms_norm(h, total, H, w.post_norm.data(), eps, gemma, xn, pool_);
@@ -260,10 +282,18 @@ std::vector<float> Model::run_layers(std::span<const BatchSequence> batch) {
     sum_over_ranks(delta);
     ops.add(h, delta, total * H, pool_);
   }
+}
+
+std::vector<float> Model::logits_of(const float* h, const StepRows& rows) {
+  const int64_t H = config_.hidden_size, out_rows = rows.logit_count;
+  Backend& backend = *backend_;
+  const KernelOps& ops = backend.ops();
+  Workspace& ws = backend.workspace();
   // The rows that want logits through the final norm and lm_head together.
   float* chosen = ws.take<float>(out_rows * H);
-  ops.gather_rows(h, H, logit_rows, out_rows, chosen);
-  ops.rms_norm(chosen, out_rows, H, weights_.final_norm.data(), eps, gemma, chosen, pool_);
+  ops.gather_rows(h, H, rows.logit_rows, out_rows, chosen);
+  ops.rms_norm(chosen, out_rows, H, weights_.final_norm.data(),
+               static_cast<float>(config_.rms_norm_eps), config_.use_gemma_norm, chosen, pool_);
   std::vector<float> logits(out_rows * weights_.lm_head.rows);
   // A host backend writes the result in place; another one writes its memory, then it is copied.
   float* out = backend.host_memory() ? logits.data() : ws.take<float>(std::ssize(logits));

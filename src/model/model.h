@@ -28,6 +28,8 @@
 
 namespace minimax {
 
+struct ForwardContext;  // model/layer_blocks.h
+
 enum class MoePath : uint8_t {
   kFast,     // the backend's grouped MoE on the stored expert format
   kDequant,  // experts decoded to bf16 at load, bf16 activations inside the experts
@@ -132,6 +134,18 @@ class Model {
   // The layers over `batch` (empty only on a DP_EP rank with nothing to do this step): this
   // rank's logit rows, of its vocabulary share.
   std::vector<float> run_layers(std::span<const BatchSequence> batch);
+  // The steps of run_layers (model.cc).
+  struct StepRows;
+  // Forward checks of run_batch, each naming the sequence.
+  void check_batch(std::span<const BatchSequence> batch, bool single) const;
+  // The batch's tokens, positions and wanted logit rows, staged on the host and uploaded once.
+  StepRows stage_rows(std::span<const BatchSequence> batch);
+  // What the blocks share for `T` rows at `positions` (page_table: one sequence's, or null).
+  ForwardContext context_for(const int32_t* positions, int64_t T, const int32_t* page_table) const;
+  // Every decoder layer over the hidden states `h` [total, hidden], in place.
+  void run_decoder_layers(std::span<const BatchSequence> batch, const StepRows& rows, float* h);
+  // The wanted rows of `h` through the final norm and lm_head, on the host.
+  std::vector<float> logits_of(const float* h, const StepRows& rows);
   // Rank 0: tells the other ranks about a step, a new pool, a freed pool or the end (rank_link.cc).
   void send_step(std::span<const BatchSequence> batch, std::span<const int32_t> dp_rank);
   std::unique_ptr<KvBlockPool> make_pool(int64_t num_blocks, int64_t block_size,
