@@ -147,11 +147,18 @@ TEST_F(ConvertResumeTest, RemovesEverythingTheManifestDoesNotRecord) {
 
 TEST_F(ConvertResumeTest, RedoesARecordedShardWhoseHashDiffers) {
   const std::string shard = partial() + "/" + recorded_;
-  flip_byte(shard, fs::file_size(shard) - 3);
+  const uint64_t size = fs::file_size(shard);
+  flip_byte(shard, size - 3);
+  ::testing::internal::CaptureStderr();
   const ConvertSummary s = resume();
+  const std::string warnings = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(s.shards_kept, 0u);
   EXPECT_EQ(s.shards_redone, 1u);
   EXPECT_EQ(s.shards_written, 2u);
+  // Caught by the recorded hash, before any re-verification.
+  EXPECT_NE(warnings.find(recorded_ + ": " + std::to_string(size)), std::string::npos) << warnings;
+  EXPECT_NE(warnings.find("the resume manifest recorded"), std::string::npos) << warnings;
+  EXPECT_EQ(warnings.find("kept shard differs"), std::string::npos) << warnings;
   expect_identical_dirs(out("full"), out("dst"));
 }
 
