@@ -8,9 +8,9 @@
 #include <functional>
 #include <string>
 
-#include "checkpoint/mxfp4_to_fp8_exact.h"
 #include "checkpoint/convert_stream.h"
 #include "checkpoint/convert_summary.h"
+#include "checkpoint/mxfp4_to_fp8_exact.h"
 
 namespace minimax {
 
@@ -18,9 +18,11 @@ struct ConvertOptions {
   std::string input_dir;
   std::string output_dir;
   Fp8Target target = Fp8Target::kOcp;
-  size_t threads = 0;   // 0 = one per hardware thread
-  bool force = false;   // replace an existing output directory
-  bool resume = false;  // keep (after re-verifying) the shards a killed run left in DST.partial
+  size_t threads = 0;  // 0 = one per hardware thread
+  bool force = false;  // replace an existing output directory
+  // Continue from DST.partial: keep the shards its manifest records (after checking their hash and
+  // re-verifying them), remove everything else (convert_manifest.h).
+  bool resume = false;
   bool show_progress = true;
   StreamLimits limits;
   // Called after each output shard is complete on disk, with the number completed by this run.

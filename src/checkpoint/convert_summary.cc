@@ -61,6 +61,11 @@ std::string format_convert_summary(const ConvertSummary& s) {
       "  shards      {} written, {} kept from the interrupted run (re-verified), {} "
       "redone\n",
       s.shards_written, s.shards_kept, s.shards_redone);
+  if (s.files_removed > 0)
+    out += fmt::format(
+        "  removed     {} files of the interrupted run's output that its resume manifest does not "
+        "record (named on stderr)\n",
+        s.files_removed);
   out += fmt::format(
       "  verified    {} elements equal to their MXFP4 source in float64 ({} FP8 rows, "
       "{} of them all zero; {} BF16 rows)\n",

@@ -31,6 +31,7 @@ struct ConvertSummary {
   size_t fp8_weights = 0, bf16_weights = 0, copied = 0, dropped_scales = 0;
   size_t fp8_copied = 0;  // source FP8 Linears (Quark FP8 attention) among `copied`
   size_t shards_written = 0, shards_kept = 0, shards_redone = 0;
+  size_t files_removed = 0;  // entries of DST.partial no manifest recorded (each named on stderr)
   RowStats rows;
   uint64_t source_bytes = 0;  // tensor data read from the source
   uint64_t output_bytes = 0;  // bytes of the output shard files

@@ -8,8 +8,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <optional>
@@ -24,7 +22,6 @@
 namespace minimax {
 namespace {
 
-namespace fs = std::filesystem;
 using validation::e4m3fn_values;
 
 constexpr uint64_t kValidateChunkBytes = uint64_t{4} << 20;
@@ -270,27 +267,6 @@ std::vector<Item> plan_items(const Pair& p, int sample, ValidateReport& report) 
   return items;
 }
 
-void check_side_files(const std::string& source_dir, const std::string& converted_dir,
-                      ValidateReport& report) {
-  for (const auto& entry : fs::directory_iterator(source_dir)) {
-    const std::string name = entry.path().filename().string();
-    if (!entry.is_regular_file() || entry.path().extension() == ".safetensors" ||
-        name == "config.json" || name == "model.safetensors.index.json")
-      continue;
-    const fs::path copy = fs::path(converted_dir) / name;
-    auto slurp = [](const fs::path& path) {
-      std::ifstream in(path, std::ios::binary);
-      return std::string(std::istreambuf_iterator<char>(in), {});
-    };
-    if (!fs::is_regular_file(copy))
-      report.fail(fmt::format("{}: side file missing from the converted checkpoint", name));
-    else if (slurp(entry.path()) != slurp(copy))
-      report.fail(fmt::format("{}: side file differs from the source's", name));
-    else
-      ++report.side_files;
-  }
-}
-
 }  // namespace
 
 void ValidateReport::fail(std::string message) {
@@ -318,7 +294,7 @@ ValidateReport validate_conversion(const ValidateOptions& options) {
   const Pair pair{source, converted};
   ValidateReport report;
   check_converted_config(source.config(), converted, report);
-  check_side_files(options.source_dir, options.converted_dir, report);
+  check_checkpoint_files(options.source_dir, converted, report);
   const std::vector<Item> items = plan_items(pair, options.sample, report);
   const ValidationWindow window = validation_window(report.target);
   std::optional<Progress> progress;

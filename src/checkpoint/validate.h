@@ -3,7 +3,8 @@
 // (validate_decode.h): every routed-expert scale a normal power of two, every compared expert
 // element equal to its MXFP4 source element and inside the target's e4m3 window, no -0 or NaN
 // codes, BF16 weights equal to their MXFP4 source, everything else byte-identical, side files
-// identical, the config complete and consistent with the tensors.
+// identical, no file or tensor the index does not account for, the config complete and
+// consistent with the tensors.
 #pragma once
 
 #include <cstddef>
@@ -54,5 +55,12 @@ struct ValidationWindow {
 void check_converted_config(const nlohmann::json& source_config, const CheckedCheckpoint& converted,
                             ValidateReport& report);
 ValidationWindow validation_window(const std::string& target);
+
+// Accounts for every file of the converted directory: a .safetensors file must be a shard the
+// reader read (one the index lists, or model.safetensors without an index); any other file must
+// be config.json, the index, or a file of the same name in the source, whose side files must all
+// be there unchanged. Anything else (a foreign shard, a stray note, a directory) is a failure.
+void check_checkpoint_files(const std::string& source_dir, const CheckedCheckpoint& converted,
+                            ValidateReport& report);
 
 }  // namespace minimax

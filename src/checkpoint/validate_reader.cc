@@ -70,7 +70,13 @@ CheckedCheckpoint::CheckedCheckpoint(const std::string& dir) : dir_(dir) {
   std::map<std::string, std::string> placed;
   for (const auto& [name, file] : index["weight_map"].items()) {
     if (!file.is_string()) fail("{}: weight_map['{}'] is not a file name", index_path, name);
-    placed[name] = file.get<std::string>();
+    const std::string file_name = file.get<std::string>();
+    // Only a shard inside this directory belongs to the checkpoint; a path could reach any file.
+    if (file_name.find('/') != std::string::npos ||
+        fs::path(file_name).extension() != ".safetensors")
+      fail("{}: weight_map['{}'] = '{}' is not a .safetensors file of this directory", index_path,
+           name, file_name);
+    placed[name] = file_name;
   }
   std::map<std::string, bool> shards;
   for (const auto& [name, file] : placed) shards[file] = true;
@@ -96,6 +102,7 @@ void CheckedCheckpoint::read_shard(const std::string& file_name) {
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) fail("{}: cannot open: {}", path, std::strerror(errno));
   descriptors_[path] = fd;
+  shard_files_.insert(file_name);
   struct stat st {};
   if (::fstat(fd, &st) != 0) fail("{}: cannot stat", path);
   const uint64_t file_size = static_cast<uint64_t>(st.st_size);

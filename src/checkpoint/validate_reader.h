@@ -7,6 +7,7 @@
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,8 @@ class CheckedCheckpoint {
  public:
   // Reads every shard header of `dir`. Errors name the file and tensor: unreadable or malformed
   // headers, a size that does not match dtype x shape, data past the end of the file, a tensor
-  // that the index places in another shard, a tensor in two shards.
+  // that the index places in another shard or does not list, a tensor in two shards, an index
+  // entry whose file or tensor is missing or whose file is not a .safetensors file of `dir`.
   explicit CheckedCheckpoint(const std::string& dir);
   ~CheckedCheckpoint();
   CheckedCheckpoint(const CheckedCheckpoint&) = delete;
@@ -41,6 +43,8 @@ class CheckedCheckpoint {
   std::vector<uint8_t> read(const CheckedTensor& tensor, uint64_t offset, uint64_t length) const;
   void read_into(const CheckedTensor& tensor, uint64_t offset, uint64_t length, uint8_t* out) const;
   const nlohmann::json& config() const { return config_; }
+  // The shard files read (names inside dir()): the index's, or model.safetensors alone.
+  const std::set<std::string>& shard_files() const { return shard_files_; }
 
  private:
   void read_shard(const std::string& file_name);
@@ -49,6 +53,7 @@ class CheckedCheckpoint {
   nlohmann::json config_;
   std::map<std::string, CheckedTensor> tensors_;
   std::map<std::string, int> descriptors_;  // shard path -> fd
+  std::set<std::string> shard_files_;
 };
 
 // Bytes per element of a dtype string the validator reads; 0 for one it does not know.

@@ -6,7 +6,7 @@
 #    checkpoint's size);
 #  - validate passes, and fails naming the tensor once one byte of the routed expert stored last
 #    in the largest shard (offset past 2^32) is flipped;
-#  - a conversion SIGKILLed from outside once its first shard is finished, then run again with
+#  - a conversion SIGKILLed from outside once its first shard is recorded, then run again with
 #    --resume, gives files whose sha256 all equal the uninterrupted run's.
 # Usage: convert_real_width.sh MINIMAX [SCRATCH]. The slice is made with make-tiny under
 # $MINIMAX_CONVERT_REAL_WIDTH_DIR (default /tmp/minimax-convert-real-width), or an existing one is
@@ -102,8 +102,13 @@ rm -rf "$OUT"
 "$MINIMAX" convert --input "$SRC" --output "$OUT" --threads "$THREADS" --quiet \
   >"$BASE/killed.log" 2>&1 &
 converting=$!
-# A finished shard has its final name (the one in progress is NAME.tmp).
-while ! compgen -G "$OUT.partial/*.safetensors" >/dev/null; do
+# A finished shard is one the resume manifest records (it has its final name and was hashed);
+# one killed before that is converted again by --resume, like any file the manifest does not name.
+manifest_records_a_shard() {
+  python3 -c 'import json, sys; sys.exit(0 if json.load(open(sys.argv[1]))["shards"] else 1)' \
+    "$OUT.partial/minimax-convert-manifest.json" 2>/dev/null
+}
+while ! manifest_records_a_shard; do
   kill -0 "$converting" 2>/dev/null || fail "convert ended before a shard was finished"
   sleep 0.1
 done

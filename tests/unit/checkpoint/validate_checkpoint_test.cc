@@ -1,20 +1,25 @@
 // validate_conversion finds what was tampered with in a converted checkpoint: an expert element, a
-// scale, a -0 code, a copied tensor, the config, a side file, and a gaudi2 flavour on OCP data.
+// scale, a -0 code, a copied tensor, the config, a side file, a gaudi2 flavour on OCP data, and
+// files or tensors that the index does not account for.
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 
 #include "base/atomic_output.h"
+#include "base/error.h"
 #include "checkpoint/convert.h"
 #include "checkpoint/model_config.h"
 #include "checkpoint/quantize.h"
 #include "checkpoint/tiny_checkpoint.h"
 #include "checkpoint/tiny_config.h"
 #include "checkpoint/validate.h"
+#include "checkpoint/validate_reader.h"
 #include "formats/tensor_store.h"
 
 namespace minimax {
@@ -168,6 +173,104 @@ TEST_F(ValidateCheckpointTest, FindsAChangedSideFile) {
   const ValidateReport report = validate(1);
   EXPECT_TRUE(mentions(report, "tokenizer.json: side file differs"))
       << format_validate_report(report);
+}
+
+// The converted files, failing the run: a shard of another checkpoint that the index does not
+// list (a loader globbing *.safetensors would take it), a note, a directory.
+TEST_F(ValidateCheckpointTest, RefusesFilesTheCheckpointDoesNotAccountFor) {
+  fs::copy_file(source() + "/model-00001-of-00002.safetensors",
+                converted() + "/model-00003-of-00003.safetensors");
+  write_file_atomic(converted() + "/notes.txt", "hello\n");
+  fs::create_directories(converted() + "/extra");
+  const ValidateReport report = validate(1);
+  EXPECT_EQ(report.failure_count, 3u) << format_validate_report(report);
+  EXPECT_TRUE(mentions(report,
+                       "model-00003-of-00003.safetensors: a .safetensors file that the "
+                       "checkpoint does not account for (model.safetensors.index.json "
+                       "does not list it)"))
+      << format_validate_report(report);
+  EXPECT_TRUE(mentions(report, "notes.txt: not a file of the source"))
+      << format_validate_report(report);
+  EXPECT_TRUE(mentions(report, "extra: not a regular file")) << format_validate_report(report);
+}
+
+// A file the source has as well is a side file (copied, compared byte for byte).
+TEST_F(ValidateCheckpointTest, AcceptsEveryFileOfTheSourceAsASideFile) {
+  write_file_atomic(source() + "/README.md", "# tiny\n");
+  write_file_atomic(converted() + "/README.md", "# tiny\n");
+  const ValidateReport report = validate(1);
+  fs::remove(source() + "/README.md");
+  EXPECT_TRUE(report.ok()) << format_validate_report(report);
+  EXPECT_EQ(report.side_files, 2u);
+}
+
+void edit_index(const std::string& dir, const std::function<void(nlohmann::json&)>& edit) {
+  const std::string path = dir + "/model.safetensors.index.json";
+  nlohmann::json index = read_json_file(path);
+  edit(index["weight_map"]);
+  write_file_atomic(path, index.dump(2));
+}
+
+std::string validate_error(const ValidateOptions& options) {
+  try {
+    const ValidateReport report = validate_conversion(options);
+    return "no error: " + format_validate_report(report);
+  } catch (const Error& e) {
+    return e.what();
+  }
+}
+
+TEST_F(ValidateCheckpointTest, RefusesATensorTheIndexDoesNotMap) {
+  edit_index(converted(), [](nlohmann::json& map) { map.erase("model.norm.weight"); });
+  EXPECT_THAT(validate_error({source(), converted(), 1, 2}),
+              ::testing::HasSubstr("'model.norm.weight' in " + converted() + "/model-"));
+  EXPECT_THAT(validate_error({source(), converted(), 1, 2}),
+              ::testing::HasSubstr("is missing from the index"));
+}
+
+TEST_F(ValidateCheckpointTest, RefusesAnIndexEntryWithoutItsTensor) {
+  edit_index(converted(),
+             [](nlohmann::json& map) { map["model.extra.weight"] = map["model.norm.weight"]; });
+  EXPECT_THAT(validate_error({source(), converted(), 1, 2}),
+              ::testing::HasSubstr("'model.extra.weight' is mapped to"));
+}
+
+TEST_F(ValidateCheckpointTest, RefusesAnIndexEntryOutsideTheDirectory) {
+  // The same file, reached through the parent: a path could name any file on the machine.
+  const std::string back = "../" + fs::path(converted()).filename().string() + "/";
+  edit_index(converted(), [&](nlohmann::json& map) {
+    for (auto& [name, file] : map.items()) file = back + file.get<std::string>();
+  });
+  EXPECT_THAT(validate_error({source(), converted(), 1, 2}),
+              ::testing::HasSubstr("is not a .safetensors file of this directory"));
+}
+
+// A checkpoint without an index is model.safetensors alone: another shard beside it is refused.
+TEST(ValidateFiles, ASingleFileCheckpointIsModelSafetensorsAlone) {
+  const fs::path dir = fs::temp_directory_path() / fmt::format("minimax_single_{}", ::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir / "source");
+  fs::create_directories(dir / "converted");
+  const std::string header = R"({"a":{"dtype":"U8","shape":[1],"data_offsets":[0,1]}})";
+  std::string file(8, '\0');
+  file[0] = static_cast<char>(header.size());
+  file += header + "x";
+  for (const char* side : {"source/config.json", "converted/config.json"})
+    write_file_atomic((dir / side).string(), "{}\n");
+  write_file_atomic((dir / "converted/model.safetensors").string(), file);
+  const CheckedCheckpoint converted((dir / "converted").string());
+  ValidateReport clean;
+  check_checkpoint_files((dir / "source").string(), converted, clean);
+  EXPECT_TRUE(clean.ok()) << format_validate_report(clean);
+  write_file_atomic((dir / "converted/model-00001-of-00002.safetensors").string(), file);
+  ValidateReport report;
+  check_checkpoint_files((dir / "source").string(), converted, report);
+  EXPECT_TRUE(mentions(report,
+                       "model-00001-of-00002.safetensors: a .safetensors file that the "
+                       "checkpoint does not account for (a checkpoint without an index is "
+                       "model.safetensors alone)"))
+      << format_validate_report(report);
+  fs::remove_all(dir);
 }
 
 }  // namespace
