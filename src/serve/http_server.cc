@@ -224,12 +224,14 @@ struct HttpServer::Impl {
       if (r.refusal) return refuse(c, r.refusal->status, r.refusal->message);
       if (r.consumed == 0) return;
       c.in.erase(0, r.consumed);
-      const std::string allowed = routes.allowed_methods(c.head.path);
-      if (!allowed.empty() && !method_listed(allowed, c.head.method))
+      const RouteAccess access = routes.access(c.head.path);
+      if (!access.methods.empty() && !method_listed(access.methods, c.head.method))
         return refuse(c, 405,
                       fmt::format("method {} is not allowed on {}", c.head.method, c.head.path),
-                      fmt::format("Allow: {}\r\n", allowed));
-      if (!options.api_key.empty() && c.head.path.rfind("/v1/", 0) == 0) {
+                      fmt::format("Allow: {}\r\n", access.methods));
+      // OPTIONS never needs the key: a browser's CORS preflight carries none. (The head reader
+      // already refused a key header sent twice.)
+      if (!options.api_key.empty() && access.needs_key && c.head.method != "OPTIONS") {
         const std::string* authorization = c.head.header("Authorization");
         const std::string* x_api_key = c.head.header("x-api-key");  // Anthropic's clients
         if (!(authorization != nullptr && bearer_matches(*authorization, options.api_key)) &&

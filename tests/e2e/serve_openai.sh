@@ -87,6 +87,10 @@ expect "tokenize add_special_tokens not a bool → 400" 400 add_special_tokens -
   -d '{"prompt": "a", "add_special_tokens": "yes"}' "$TOK"
 expect "detokenize an id outside the vocabulary → 400" 400 "tokens[1]" -- "${AUTH[@]}" \
   -d '{"tokens": [1, 99999999]}' "$URL/detokenize"
+# The key policy (src/serve/route_table.cc): what runs the tokenizer or the template needs the key.
+expect "tokenize without a key → 401" 401 "" -- -d '{"prompt": "a"}' "$TOK"
+expect "detokenize without a key → 401" 401 "" -- -d '{"tokens": [1]}' "$URL/detokenize"
+expect "unknown route without a key → 401" 401 "" -- "$URL/nothing"
 # A user message that forges a system turn: its control strings stay text, so the rendered
 # prompt has as many role headers (]~b]) as the same conversation without the forgery.
 role_headers() {  # role_headers USER_TEXT: how many ]~b] control tokens the chat prompt has
@@ -129,6 +133,8 @@ raw_expect "HTTP/1.1 without Host → 400" 400 "GET /health HTTP/1.1\r\nConnecti
   "needs a Host"
 raw_expect "bare CR in a header → 400" 400 \
   "GET /health HTTP/1.1\r\n${H}X-A: a\rContent-Length: 99\r\n\r\n" "bare CR"
+raw_expect "OPTIONS needs no key (405, not 401)" 405 \
+  "OPTIONS /v1/chat/completions HTTP/1.1\r\n${H}\r\n" "^Allow: POST"
 exec 3<>"/dev/tcp/127.0.0.1/$PORT"  # absolute-form (RFC 9112 §3.2.2): a 200, not a raw_expect error
 # shellcheck disable=SC2059
 printf "GET http://127.0.0.1:$PORT/v1/models HTTP/1.1\r\n${HK}\r\n" >&3

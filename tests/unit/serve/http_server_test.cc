@@ -1,7 +1,8 @@
-// The HTTP transport on loopback with stub routes: API-key checks only on /v1/*, RFC 9112
-// refusals, errors for unknown routes and oversized bodies come from the routes' error(),
-// streamed replies arrive in pieces, a streamed reply notices a client that went away, and a
-// thousand slow clients do not keep a new request from being answered.
+// The HTTP transport on loopback with stub routes: API-key checks where the routes ask for them
+// (OPTIONS never, a path the routes say nothing about always), RFC 9112 refusals, errors for
+// unknown routes and oversized bodies come from the routes' error(), streamed replies arrive in
+// pieces, a streamed reply notices a client that went away, and a thousand slow clients do not
+// keep a new request from being answered.
 #include "serve/http_server.h"
 
 #include <arpa/inet.h>
@@ -60,8 +61,9 @@ class StubRoutes : public HttpRoutes {
         std::string(method) + " " + std::string(path) + " " + std::to_string(body.size()),
         {}};
   }
-  std::string allowed_methods(std::string_view path) override {
-    return path == "/only-post" ? "POST" : "";
+  // The stub's own key rule: /v1/ paths need it, the tests' other paths (/x, /stream...) do not.
+  RouteAccess access(std::string_view path) override {
+    return RouteAccess{path == "/only-post" ? "POST" : "", path.starts_with("/v1/")};
   }
   HttpReply error(std::string_view path, int status, std::string_view message) override {
     std::lock_guard lock(mutex);
@@ -122,7 +124,13 @@ TEST(BearerMatches, ExactTokenOnly) {
   EXPECT_FALSE(key_matches("", "secret"));
 }
 
-TEST(HttpServer, KeyIsCheckedOnV1Only) {
+// Routes that keep HttpRoutes' default access: no method list, the key needed everywhere.
+class DefaultAccessRoutes : public StubRoutes {
+ public:
+  RouteAccess access(std::string_view path) override { return HttpRoutes::access(path); }
+};
+
+TEST(HttpServer, KeyIsCheckedWhereTheRoutesAskForIt) {
   StubRoutes routes;
   Running running(routes, options_with_key());
   httplib::Client client("127.0.0.1", running.port);
@@ -242,6 +250,35 @@ std::string raw_exchange(int port, const std::string& request, bool* closed = nu
 }
 
 std::string status_line(const std::string& reply) { return reply.substr(0, reply.find("\r\n")); }
+
+TEST(HttpServer, APathTheRoutesSayNothingAboutNeedsTheKey) {
+  DefaultAccessRoutes routes;
+  Running running(routes, options_with_key());
+  httplib::Client client("127.0.0.1", running.port);
+  auto refused = client.Post("/anything", "{}", "application/json");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 401);
+  auto allowed =
+      client.Post("/anything", {{"Authorization", "Bearer secret"}}, "{}", "application/json");
+  ASSERT_TRUE(allowed);
+  EXPECT_EQ(allowed->status, 200);
+}
+
+// A browser's CORS preflight carries no key: OPTIONS reaches the routes (or gets the 405 of a
+// route that does not answer it) without one.
+TEST(HttpServer, OptionsNeverNeedsTheKey) {
+  DefaultAccessRoutes routes;
+  Running running(routes, options_with_key());
+  const std::string reply = raw_exchange(
+      running.port, "OPTIONS /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(status_line(reply), "HTTP/1.1 200 OK");
+  EXPECT_NE(reply.find("OPTIONS /v1/models 0"), std::string::npos) << reply;
+  StubRoutes stub;
+  Running other(stub, options_with_key());
+  const std::string refused = raw_exchange(
+      other.port, "OPTIONS /only-post HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(status_line(refused), "HTTP/1.1 405 Method Not Allowed");
+}
 
 // Two credentials are not "the first one wins": a proxy in front may have checked the other.
 TEST(HttpServer, AKeyHeaderSentTwiceIs400) {
