@@ -287,7 +287,8 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--host", args->host, "Address to listen on (default 127.0.0.1)");
   cmd->add_option("--port", args->port, "Port (default 8000; 0 = any free port)");
   cmd->add_option("--api-key", args->api_key,
-                  "Require 'Authorization: Bearer KEY' on /v1/* (or env MINIMAX_API_KEY)");
+                  "Require 'Authorization: Bearer KEY' (or x-api-key) on every route but /health, "
+                  "/metrics and the chat page (or env MINIMAX_API_KEY)");
   cmd->add_option("--served-model-name", args->served_model_name,
                   "Model id in the API (default: the --model path)");
   cmd->add_option("--max-model-len", args->max_model_len,

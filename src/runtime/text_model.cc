@@ -36,6 +36,12 @@ std::string TextModel::render_chat(const nlohmann::ordered_json& messages,
   return chat_template_.render(context);
 }
 
+bool TextModel::reserved_template_variable(std::string_view name) {
+  // The names render_chat sets above.
+  return name == "messages" || name == "add_generation_prompt" || name == "bos_token" ||
+         name == "eos_token" || ChatTemplate::is_builtin(name);
+}
+
 void TextModel::set_chat_template(const std::string& source, const std::string& origin) {
   chat_template_ = ChatTemplate(source, origin);
 }

@@ -6,6 +6,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 
 #include "model/model.h"
 #include "runtime/checkpoint_text.h"
@@ -41,6 +42,11 @@ class TextModel {
       const nlohmann::ordered_json& messages,
       const nlohmann::ordered_json& template_kwargs = nlohmann::ordered_json::object(),
       bool add_generation_prompt = true) const;
+  // Whether render_chat sets the template variable `name` itself (messages,
+  // add_generation_prompt, bos_token, eos_token) or the template language defines it
+  // (ChatTemplate::is_builtin): a template kwarg by that name would be overwritten, or would hide
+  // the builtin.
+  static bool reserved_template_variable(std::string_view name);
   // Text → ids; special tokens written in the text become their ids (as HF tokenizers do).
   std::vector<int32_t> encode(std::string_view text) const { return tokenizer_.encode(text); }
   // What keeps message text from becoming control tokens: protect the messages before

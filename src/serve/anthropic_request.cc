@@ -261,7 +261,7 @@ MessagesRequest parse_conversation(const Json& root) {
   }
   chat.tools = convert_tools(f);
   convert_tool_choice(f, chat);
-  if (const Json* kwargs = f.object("chat_template_kwargs")) chat.chat_template_kwargs = *kwargs;
+  chat.chat_template_kwargs = request_fields::template_kwargs(f);
   parse_thinking(f, request);
   if (const Json* servers = f.array("mcp_servers"); servers && !servers->empty())
     unsupported("mcp_servers", "mcp_servers (connecting to MCP servers)");

@@ -35,7 +35,9 @@ std::shared_ptr<const Grammar> output_grammar(const ChatRequest& request, bool t
 }  // namespace
 
 std::string render_prompt(const TextModel& model, const ChatRequest& request, ParserFormat format) {
-  Json kwargs = request.chat_template_kwargs;
+  // Template variables are printed like message text (M2's model_identity, for one), so their
+  // strings, keys included, are protected the same way.
+  Json kwargs = model.control_guard().protect_json(request.chat_template_kwargs);
   if (!request.tools.is_null()) kwargs["tools"] = model.control_guard().protect_json(request.tools);
   const ParserFormatSpec& spec = parser_format_spec(format);
   std::vector<std::string> think;

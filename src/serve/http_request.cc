@@ -83,6 +83,52 @@ HeadResult refused(int status, std::string message) {
   return HeadResult{0, HttpRefusal{status, std::move(message)}};
 }
 
+// RFC 9112 §2.2: a CR is only part of a CRLF line end. One left inside a line (next_line strips
+// the line end's) is refused rather than taken as a line break, which some parser in front of
+// this server might do: "X-A: a\rContent-Length: 99" would then be two headers to it, one here.
+bool has_bare_cr(std::string_view line) { return line.find('\r') != std::string_view::npos; }
+
+// Control bytes (0x00-0x1F, 0x7F), HTAB allowed or not: RFC 9112 §3.2 and RFC 9110 §5.5 allow
+// none in a request target and only HTAB in a field value. A NUL in a header value would
+// otherwise reach the API key comparison and the logs.
+bool has_control(std::string_view s, bool tab_allowed) {
+  return std::any_of(s.begin(), s.end(), [&](char c) {
+    const auto b = static_cast<unsigned char>(c);
+    return (b < 0x20 && !(tab_allowed && c == '\t')) || b == 0x7F;
+  });
+}
+
+// RFC 9112 §3.2.2: a target in absolute-form ("http://host:port/path?query"), which a server
+// must accept, split into its authority and the rest; false for any other form. Only http and
+// https; userinfo ("user@host") is refused (RFC 9110 §4.2.4 forbids sending it).
+bool split_absolute_form(std::string_view target, std::string_view& authority,
+                         std::string_view& rest) {
+  const size_t scheme_end = target.find("://");
+  if (scheme_end == std::string_view::npos) return false;
+  const std::string_view scheme = target.substr(0, scheme_end);
+  if (!equals_ignoring_case(scheme, "http") && !equals_ignoring_case(scheme, "https")) return false;
+  target.remove_prefix(scheme_end + 3);
+  const size_t end = target.find_first_of("/?");
+  authority = target.substr(0, end);
+  rest = end == std::string_view::npos ? std::string_view() : target.substr(end);
+  return !authority.empty() && authority.find('@') == std::string_view::npos;
+}
+
+// Fields that must come once: RFC 9112 §3.2 for Host; for the credentials, which of two values
+// counts would depend on which one a reader takes (a proxy may check the last, this server reads
+// the first), so neither is trusted.
+std::optional<HttpRefusal> check_singletons(const HttpHead& head, bool http11) {
+  for (const char* name : {"Host", "Authorization", "x-api-key"}) {
+    size_t count = 0;
+    head.header(name, &count);
+    if (count > 1)
+      return HttpRefusal{400, fmt::format("the {} header was sent {} times", name, count)};
+  }
+  if (http11 && head.header("Host") == nullptr)
+    return HttpRefusal{400, "an HTTP/1.1 request needs a Host header"};
+  return std::nullopt;
+}
+
 // Decides the body's framing from the parsed headers (see read_http_head).
 std::optional<HttpRefusal> frame_body(HttpHead& head, size_t max_body_bytes) {
   size_t lengths = 0, encodings = 0;
@@ -154,11 +200,17 @@ HeadResult read_http_head(std::string_view in, size_t max_head_bytes, size_t max
   head.method = std::string(line->substr(0, first_space));
   const std::string_view target = line->substr(first_space + 1, second_space - first_space - 1);
   const std::string_view version = line->substr(second_space + 1);
+  if (has_bare_cr(*line)) return refused(400, "bare CR in the request line");
   if (!is_token(head.method)) return refused(400, "malformed request method");
-  if (target.empty() || target.front() != '/') return refused(400, "malformed request target");
+  if (has_control(target, false)) return refused(400, "control character in the request target");
+  std::string_view origin = target, authority;
+  if (!target.starts_with('/') && !split_absolute_form(target, authority, origin))
+    return refused(400, "malformed request target");
   if (version != "HTTP/1.1" && version != "HTTP/1.0")
     return refused(505, fmt::format("HTTP version '{}' is not supported", version));
-  head.path = percent_decoded(target.substr(0, target.find('?')));
+  // "http://h" and "http://h?q" have an empty path, which stands for "/" (RFC 9110 §4.2.3).
+  head.path = percent_decoded(origin.substr(0, origin.find('?')));
+  if (head.path.empty()) head.path = "/";
   bool ended = false;
   while ((line = next_line(in, pos))) {
     if (pos > max_head_bytes) return too_large();
@@ -168,12 +220,21 @@ HeadResult read_http_head(std::string_view in, size_t max_head_bytes, size_t max
     }
     if (line->front() == ' ' || line->front() == '\t')
       return refused(400, "folded header lines are not accepted");
+    if (has_bare_cr(*line)) return refused(400, "bare CR in a header line");
     const size_t colon = line->find(':');
     if (colon == std::string_view::npos || !is_token(line->substr(0, colon)))
       return refused(400, "malformed header line");
-    head.headers.emplace_back(line->substr(0, colon), trim(line->substr(colon + 1)));
+    const std::string_view name = line->substr(0, colon), value = trim(line->substr(colon + 1));
+    if (has_control(value, true))
+      return refused(400, fmt::format("control character in the {} header", name));
+    head.headers.emplace_back(name, value);
   }
   if (!ended) return in.size() > max_head_bytes ? too_large() : HeadResult{};
+  if (auto refusal = check_singletons(head, version == "HTTP/1.1"))
+    return HeadResult{0, std::move(*refusal)};
+  // With an absolute-form target, its authority replaces the Host header (RFC 9112 §3.2.2).
+  if (const std::string* host = head.header("Host")) head.host = *host;
+  if (!authority.empty()) head.host = std::string(authority);
   const std::string* connection = head.header("Connection");
   head.keep_alive = version == "HTTP/1.1" ? !(connection && lists(*connection, "close"))
                                           : (connection && lists(*connection, "keep-alive"));

@@ -25,8 +25,11 @@ enum class BodyFraming { kNone, kLength, kChunked };
 
 struct HttpHead {
   std::string method;
-  std::string path;  // the target without its query string, %XX decoded
-  std::vector<std::pair<std::string, std::string>> headers;  // as sent; values may hold NULs
+  std::string path;  // the target's path, without its query string, %XX decoded
+  // The Host header, or the target's authority when the target is in absolute-form
+  // ("GET http://h:8000/health"); "" when an HTTP/1.0 request sent neither.
+  std::string host;
+  std::vector<std::pair<std::string, std::string>> headers;  // as sent, values trimmed
   bool keep_alive = true;        // HTTP/1.1 unless "Connection: close"; 1.0 only with keep-alive
   bool expect_continue = false;  // "Expect: 100-continue"
   BodyFraming framing = BodyFraming::kNone;
@@ -45,9 +48,12 @@ struct HeadResult {
   std::optional<HttpRefusal> refusal;  // set: the request cannot be served (reply and close)
 };
 
-// Reads the head at the start of `in` into `head`. Incomplete heads longer than
-// `max_head_bytes` are refused with 431, as are complete ones; malformed ones with 400; a body
-// framing that cannot be trusted (a Content-Length that is not plain digits or sent twice, a
+// Reads the head at the start of `in` into `head`, following RFC 9112: a target in origin-form
+// ("/path?q") or absolute-form ("http://host/path?q"). Incomplete heads longer than
+// `max_head_bytes` are refused with 431, as are complete ones; malformed ones with 400 (among
+// them: a CR that does not end a line, a control byte in the target or in a header value (HTAB
+// aside), an HTTP/1.1 request without Host, and Host, Authorization or x-api-key sent twice); a
+// body framing that cannot be trusted (a Content-Length that is not plain digits or sent twice, a
 // Transfer-Encoding other than chunked, or both) with 400, a Content-Length over
 // `max_body_bytes` with 413, a body-carrying method with no framing with 411, an Expect other than
 // 100-continue with 417.

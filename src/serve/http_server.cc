@@ -5,7 +5,7 @@
 // routes. A streamed reply's worker appends its pieces to a buffer that the loop writes
 // (serve/stream_buffer.h), so a client that stops reading never holds a worker in a blocked
 // write: it is cut once 1 MiB behind or 30 s without progress. /health and /metrics are answered
-// by the loop itself (HttpRoutes::answers_at_once), so they never wait behind requests.
+// by the loop itself (RouteAccess::at_once), so they never wait behind requests.
 #include "serve/http_server.h"
 
 #include <fcntl.h>
@@ -234,12 +234,14 @@ struct HttpServer::Impl {
       if (r.refusal) return refuse(c, r.refusal->status, r.refusal->message);
       if (r.consumed == 0) return;
       c.in.erase(0, r.consumed);
-      const std::string allowed = routes.allowed_methods(c.head.path);
-      if (!allowed.empty() && !method_listed(allowed, c.head.method))
+      const RouteAccess access = routes.access(c.head.path);
+      if (!access.methods.empty() && !method_listed(access.methods, c.head.method))
         return refuse(c, 405,
                       fmt::format("method {} is not allowed on {}", c.head.method, c.head.path),
-                      fmt::format("Allow: {}\r\n", allowed));
-      if (!options.api_key.empty() && c.head.path.rfind("/v1/", 0) == 0) {
+                      fmt::format("Allow: {}\r\n", access.methods));
+      // OPTIONS never needs the key: a browser's CORS preflight carries none. (The head reader
+      // already refused a key header sent twice.)
+      if (!options.api_key.empty() && access.needs_key && c.head.method != "OPTIONS") {
         const std::string* authorization = c.head.header("Authorization");
         const std::string* x_api_key = c.head.header("x-api-key");  // Anthropic's clients
         if (!(authorization != nullptr && bearer_matches(*authorization, options.api_key)) &&
@@ -270,8 +272,7 @@ struct HttpServer::Impl {
     c.out_sent = 0;
     std::string body = c.body->take();
     c.body.reset();
-    if (routes.answers_at_once(c.head.method == "HEAD" ? "GET" : c.head.method, c.head.path))
-      return answer_at_once(c, body);
+    if (routes.access(c.head.path).at_once) return answer_at_once(c, body);  // methods checked
     c.phase = Phase::kHandling;
     watch(c, 0);  // nothing to read until the worker is done; a stream asks for EPOLLOUT
     c.stream = std::make_shared<StreamBuffer>(kMaxStreamBacklog);

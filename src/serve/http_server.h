@@ -1,6 +1,7 @@
 // The HTTP transport of `minimax serve`: an event-driven HTTP/1.1 server on one address (an epoll
 // loop reads requests, a fixed pool of workers runs the routes; see docs/api.md "Transport"),
-// API-key checks on /v1/*, request size limits, and streamed (chunked, server-sent events)
+// API-key checks where the routes ask for them, request size limits, and streamed (chunked,
+// server-sent events)
 // replies whose writer reports a client that went away. What each route does is the Routes object's
 // business (serve/openai_service.h); this file knows sockets, not OpenAI.
 #pragma once
@@ -32,6 +33,18 @@ struct HttpReply {
   std::string headers{};  // {}: aggregate initialisations that leave it out stay warning-free
 };
 
+// What the transport checks for a path from the request head alone, before any body byte.
+struct RouteAccess {
+  // The methods the path answers, comma-separated ("GET", "POST"), or "" when the routes have no
+  // opinion (unknown path: handle() answers). Other methods get 405 with this list as Allow.
+  std::string methods;
+  // Whether a server started with an API key asks for it on this path (OPTIONS never does).
+  bool needs_key = true;
+  // Cheap and safe to answer on the transport's event loop instead of a worker (health checks,
+  // metrics): such a route never waits behind requests, even when every worker is busy.
+  bool at_once = false;
+};
+
 class HttpRoutes {
  public:
   virtual ~HttpRoutes() = default;
@@ -42,21 +55,16 @@ class HttpRoutes {
   // The reply for a missing or wrong API key, an unknown route and an oversized body, on `path`
   // (routes may answer in the error shape of the API the path belongs to).
   virtual HttpReply error(std::string_view path, int status, std::string_view message) = 0;
-  // The methods `path` answers, comma-separated ("GET", "POST"), or "" when the routes have no
-  // opinion (unknown path: handle() answers). The transport answers other methods with 405 and
-  // this list as the Allow header before it reads a request body.
-  virtual std::string allowed_methods(std::string_view /*path*/) { return ""; }
-  // Whether `method` on `path` is cheap and safe to answer on the transport's event loop instead
-  // of a worker (health checks, metrics): such routes never wait behind requests.
-  virtual bool answers_at_once(std::string_view /*method*/, std::string_view /*path*/) {
-    return false;
-  }
+  // The methods and the key rule of `path`. The default (any method, key needed) keeps a path
+  // closed unless the routes open it.
+  virtual RouteAccess access(std::string_view /*path*/) { return RouteAccess{}; }
 };
 
 struct HttpServerOptions {
   std::string host = "127.0.0.1";
   int port = 8000;  // 0 = an ephemeral port (see HttpServer::port())
-  // "" = no check; else /v1/* need "Authorization: Bearer KEY" or "x-api-key: KEY" (Anthropic's)
+  // "" = no check; else the paths whose RouteAccess::needs_key need "Authorization: Bearer KEY"
+  // or "x-api-key: KEY" (Anthropic's clients)
   std::string api_key;
   size_t threads = 64;  // requests handled at once (each stream holds one); not a connection limit
   size_t max_body_bytes = 32u << 20;

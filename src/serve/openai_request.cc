@@ -215,7 +215,7 @@ ChatRequest parse_chat_request(std::string_view body) {
   request.tools = parse_tools(f);
   request.tool_choice = parse_tool_choice(f, request.tools);
   request.parallel_tool_calls = f.boolean("parallel_tool_calls").value_or(true);
-  if (const Json* kwargs = f.object("chat_template_kwargs")) request.chat_template_kwargs = *kwargs;
+  request.chat_template_kwargs = request_fields::template_kwargs(f);
   if (f.get("chat_template")) unsupported("chat_template", "a per-request chat_template");
   request.add_generation_prompt = f.boolean("add_generation_prompt").value_or(true);
   request.continue_final_message = f.boolean("continue_final_message").value_or(false);

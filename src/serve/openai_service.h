@@ -33,9 +33,7 @@ class OpenAiService : public HttpRoutes {
   HttpReply handle(std::string_view method, std::string_view path, std::string_view body,
                    const ClientAlive& client_alive) override;
   HttpReply error(std::string_view path, int status, std::string_view message) override;
-  std::string allowed_methods(std::string_view path) override;
-  // /health and /metrics: answered by the transport's loop, never behind requests.
-  bool answers_at_once(std::string_view method, std::string_view path) override;
+  RouteAccess access(std::string_view path) override;  // serve/route_table.h
 
   const ServiceOptions& options() const { return options_; }
 

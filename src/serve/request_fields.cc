@@ -2,6 +2,7 @@
 // (serve/request_fields.h).
 #include "serve/request_fields.h"
 
+#include "runtime/text_model.h"
 #include "serve/json_schema_grammar.h"
 
 namespace minimax::request_fields {
@@ -186,6 +187,22 @@ std::shared_ptr<const Grammar> parse_response_format(const Json& format) {
 
 // The fields chat and completions share; `logprobs` and max_tokens defaults differ and are read
 // by the callers.
+Json template_kwargs(const Fields& f) {
+  const Json* kwargs = f.object("chat_template_kwargs");
+  if (kwargs == nullptr) return Json::object();
+  for (auto it = kwargs->begin(); it != kwargs->end(); ++it) {
+    const std::string& key = it.key();
+    if (key != "tools" && !TextModel::reserved_template_variable(key)) continue;
+    const std::string path = f.path("chat_template_kwargs") + "." + key;
+    const bool request_field =
+        key == "tools" || key == "messages" || key == "add_generation_prompt";
+    fail_request(path,
+                 fmt::format("{}: the server sets this template variable{}", path,
+                             request_field ? fmt::format(" (from the request's {})", key) : ""));
+  }
+  return *kwargs;
+}
+
 GenerationFields parse_generation(const Fields& f) {
   GenerationFields g;
   g.model = f.string("model").value_or("");

@@ -103,6 +103,11 @@ int32_t token_id(const Json& v, const std::string& path);
 Json parse_json(std::string_view text, const std::string& param);
 // The request body: a JSON object.
 Json parse_body(std::string_view body);
+// `chat_template_kwargs` (an empty object when absent). A key the server sets itself (`tools`,
+// from the request's own field; the variables of TextModel::reserved_template_variable) is a 400
+// naming chat_template_kwargs.<key>: the client's value would be ignored, or would hide what the
+// template relies on.
+Json template_kwargs(const Fields& f);
 // The fields chat and completions share; `logprobs` and max_tokens defaults differ and are read
 // by the callers.
 GenerationFields parse_generation(const Fields& f);

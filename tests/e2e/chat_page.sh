@@ -2,8 +2,8 @@
 # The chat page at GET / of `minimax serve`, in a real browser: Debian's headless Chromium driven by
 # playwright-core (tools/browser_test/chat_page_test.mjs) against a server on the bundled trained
 # model with an API key. First, with curl: the page and its files need no key and carry their
-# Content-Type and Cache-Control, while /v1/* still needs the key. Fails (never skips) when the
-# browser or the npm package is missing, naming the command that installs it.
+# Content-Type and Cache-Control, while the API routes still need the key. Fails (never skips)
+# when the browser or the npm package is missing, naming the command that installs it.
 set -euo pipefail
 MINIMAX=$1
 WORK=$2

@@ -1,8 +1,11 @@
 // ChatTemplate: parse once, render many times.
 #include "text/jinja/chat_template.h"
 
+#include <algorithm>
+
 #include "base/error.h"
 #include "text/jinja/evaluator.h"
+#include "text/jinja/globals.h"
 #include "text/jinja/parser.h"
 
 namespace minimax {
@@ -18,6 +21,16 @@ std::string ChatTemplate::render(const nlohmann::ordered_json& context) const {
          context.type_name());
   }
   return jinja::render_template(*body_, name_, context);
+}
+
+bool ChatTemplate::is_builtin(std::string_view name) {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (const auto& global : jinja::make_globals([](const std::shared_ptr<jinja::Object>&) {}))
+      out.push_back(global.first);
+    return out;
+  }();
+  return std::find(names.begin(), names.end(), name) != names.end();
 }
 
 }  // namespace minimax

@@ -7,6 +7,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace minimax {
@@ -27,6 +28,10 @@ class ChatTemplate {
   // false when absent. Throws Error with the line:column of the failing construct (including the
   // message of a raise_exception call). Thread-safe: the parsed template is never modified.
   std::string render(const nlohmann::ordered_json& context) const;
+
+  // Whether the template language gives `name` a value of its own (raise_exception, namespace,
+  // range, dict, strftime_now): a context variable by that name would hide it.
+  static bool is_builtin(std::string_view name);
 
   const std::string& name() const { return name_; }
   const std::string& source() const { return source_; }

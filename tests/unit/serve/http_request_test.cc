@@ -23,18 +23,101 @@ int refusal_status(const std::string& in) {
 
 TEST(ReadHttpHead, ParsesTheRequestLineAndHeaders) {
   HttpHead head;
-  const HeadResult r = head_of(std::string("POST /v1/models/a%2Fb?x=1 HTTP/1.1\r\nHost: x\r\n"
-                                           "content-length:  3 \r\nAuthorization: Bearer k") +
-                                   std::string("\0y", 2) + "\r\n\r\nabc",
-                               head);
+  const HeadResult r = head_of(
+      "POST /v1/models/a%2Fb?x=1 HTTP/1.1\r\nHost: x\r\n"
+      "content-length:  3 \r\nAuthorization: Bearer k\ty\r\n\r\nabc",
+      head);
   ASSERT_FALSE(r.refusal);
   EXPECT_EQ(head.method, "POST");
   EXPECT_EQ(head.path, "/v1/models/a/b");
+  EXPECT_EQ(head.host, "x");
   EXPECT_EQ(head.framing, BodyFraming::kLength);
   EXPECT_EQ(head.content_length, 3u);
   EXPECT_TRUE(head.keep_alive);
   ASSERT_NE(head.header("AUTHORIZATION"), nullptr);
-  EXPECT_EQ(*head.header("authorization"), std::string("Bearer k\0y", 10));  // NUL kept
+  EXPECT_EQ(*head.header("authorization"), "Bearer k\ty");  // HTAB is allowed in a value
+}
+
+// RFC 9112 §3.2.2: a server accepts a target in absolute-form; the path routes, the authority
+// stands for Host (which an HTTP/1.1 client still sends).
+TEST(ReadHttpHead, AbsoluteFormTargetsRouteByTheirPath) {
+  const struct {
+    std::string target, path, host;
+  } cases[] = {{"http://127.0.0.1:8080/health", "/health", "127.0.0.1:8080"},
+               {"HTTPS://h/v1/models/a%2Fb?x=1", "/v1/models/a/b", "h"},
+               {"http://h", "/", "h"},
+               {"http://h?q=1", "/", "h"}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.target);
+    HttpHead head;
+    const HeadResult r = head_of("GET " + c.target + " HTTP/1.1\r\nHost: other\r\n\r\n", head);
+    ASSERT_FALSE(r.refusal) << r.refusal->message;
+    EXPECT_EQ(head.path, c.path);
+    EXPECT_EQ(head.host, c.host);
+  }
+  for (std::string target : {"ftp://h/health", "http:///health", "http://u@h/health", "h/x", "*"}) {
+    SCOPED_TRACE(target);
+    EXPECT_EQ(refusal_status("GET " + target + " HTTP/1.1\r\nHost: x\r\n\r\n"), 400);
+  }
+  HttpHead head;  // origin-form whose path starts with "//": a path, not an authority
+  ASSERT_FALSE(head_of("GET //h/x HTTP/1.1\r\nHost: x\r\n\r\n", head).refusal);
+  EXPECT_EQ(head.path, "//h/x");
+  EXPECT_EQ(head.host, "x");
+}
+
+// RFC 9112 §3.2: exactly one Host in HTTP/1.1 (HTTP/1.0 may omit it); the credentials once.
+TEST(ReadHttpHead, HostOnceInHttp11AndCredentialsOnce) {
+  EXPECT_EQ(refusal_status("GET / HTTP/1.1\r\n\r\n"), 400);
+  EXPECT_EQ(refusal_status("GET http://h/ HTTP/1.1\r\n\r\n"), 400);  // absolute-form too
+  EXPECT_EQ(refusal_status("GET / HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n"), 400);
+  EXPECT_EQ(refusal_status("GET / HTTP/1.0\r\nHost: a\r\nHost: a\r\n\r\n"), 400);
+  EXPECT_EQ(refusal_status("GET / HTTP/1.0\r\n\r\n"), 0);
+  EXPECT_EQ(refusal_status("GET / HTTP/1.1\r\nHost:\r\n\r\n"), 0);  // empty is allowed
+  EXPECT_EQ(refusal_status("GET / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\r\n"
+                           "Authorization: Bearer b\r\n\r\n"),
+            400);
+  EXPECT_EQ(refusal_status("GET / HTTP/1.1\r\nHost: x\r\nX-Api-Key: a\r\nx-api-key: a\r\n\r\n"),
+            400);
+  // One of each is two different headers, not a credential sent twice.
+  EXPECT_EQ(refusal_status("GET / HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer a\r\n"
+                           "x-api-key: a\r\n\r\n"),
+            0);
+  HttpHead head;
+  const HeadResult r =
+      head_of("GET / HTTP/1.1\r\nHost: x\r\nX-Api-Key: a\r\nx-api-key: b\r\n\r\n", head);
+  ASSERT_TRUE(r.refusal);
+  EXPECT_EQ(r.refusal->message, "the x-api-key header was sent 2 times");
+}
+
+// A CR only ends a line together with LF: "X-A: a\rContent-Length: 99" is one header line to
+// this reader but two to one that breaks lines at a bare CR, so it is refused.
+TEST(ReadHttpHead, BareCrAndControlBytesAre400) {
+  const std::string host = "Host: x\r\n";
+  for (std::string in :
+       {"GET / HTTP/1.1\r\n" + host + "X-A: a\rContent-Length: 99\r\n\r\n",
+        "GET / HTTP/1.1\r\n" + host + "X-A: a\r\r\n\r\n",
+        "GET / HTTP/1.1\r\n" + host + "X-A\r: a\r\n\r\n", "GET / HTTP/1.1\r\r\n" + host + "\r\n",
+        "GET /a\rb HTTP/1.1\r\n" + host + "\r\n", "GET / HTTP/1.1\r\n" + host + "\r\r\n",
+        "GET / HTTP/1.1\r\n" + host + "X-A: a\x01b\r\n\r\n",
+        "GET / HTTP/1.1\r\n" + host + "X-A: a\x7F\r\n\r\n",
+        "GET / HTTP/1.1\r\n" + host + "X-A: \x1b[31m\r\n\r\n",
+        "GET / HTTP/1.1\r\n" + host + "X-A: a" + std::string(1, '\0') + "b\r\n\r\n",
+        "GET / HTTP/1.1\r\n" + host + "Authorization: Bearer k" + std::string(1, '\0') + "\r\n\r\n",
+        "GET /a\x01 HTTP/1.1\r\n" + host + "\r\n", "GET /a\x7F HTTP/1.1\r\n" + host + "\r\n",
+        "GET /a" + std::string(1, '\0') + " HTTP/1.1\r\n" + host + "\r\n",
+        "GET /a\tb HTTP/1.1\r\n" + host + "\r\n"}) {
+    SCOPED_TRACE(::testing::PrintToString(in));
+    HttpHead head;
+    const HeadResult r = head_of(in, head);
+    ASSERT_TRUE(r.refusal);
+    EXPECT_EQ(r.refusal->status, 400);
+    EXPECT_EQ(r.consumed, 0u);
+  }
+  // Bytes from 0x80 up (obs-text) stay allowed in values, and %00 in the target is an escape, not
+  // a control byte on the wire.
+  EXPECT_EQ(refusal_status("GET /a%00 HTTP/1.1\r\n" + host + "X-A: \xC3\xA9\r\n\r\n"), 0);
+  // A bare LF still ends a line (RFC 9112 §2.2 lets a recipient accept it).
+  EXPECT_EQ(refusal_status("GET / HTTP/1.1\nHost: x\n\n"), 0);
 }
 
 TEST(ReadHttpHead, IncompleteUntilTheEmptyLine) {
@@ -51,7 +134,7 @@ TEST(ReadHttpHead, IncompleteUntilTheEmptyLine) {
 
 TEST(ReadHttpHead, ConnectionAndVersionDecideKeepAlive) {
   HttpHead head;
-  head_of("GET / HTTP/1.1\r\nConnection: keep-alive, Close\r\n\r\n", head);
+  head_of("GET / HTTP/1.1\r\nHost: x\r\nConnection: keep-alive, Close\r\n\r\n", head);
   EXPECT_FALSE(head.keep_alive);
   head_of("GET / HTTP/1.0\r\n\r\n", head);
   EXPECT_FALSE(head.keep_alive);
@@ -60,28 +143,35 @@ TEST(ReadHttpHead, ConnectionAndVersionDecideKeepAlive) {
 }
 
 TEST(ReadHttpHead, RefusalsSayWhy) {
-  EXPECT_EQ(refusal_status("GET / HTTP/1.1\r\nX: " + std::string(2000, 'a')), 431);  // incomplete
-  EXPECT_EQ(refusal_status("GET / HTTP/1.1\r\nX: " + std::string(2000, 'a') + "\r\n\r\n"), 431);
+  EXPECT_EQ(refusal_status("GET / HTTP/1.1\r\nHost: x\r\nX: " + std::string(2000, 'a')),
+            431);  // incomplete
+  EXPECT_EQ(
+      refusal_status("GET / HTTP/1.1\r\nHost: x\r\nX: " + std::string(2000, 'a') + "\r\n\r\n"),
+      431);
   EXPECT_EQ(refusal_status("GET /" + std::string(2000, 'a')), 431);
-  EXPECT_EQ(refusal_status("GET  / HTTP/1.1\r\n\r\n"), 400);
-  EXPECT_EQ(refusal_status("GET x HTTP/1.1\r\n\r\n"), 400);
+  EXPECT_EQ(refusal_status("GET  / HTTP/1.1\r\nHost: x\r\n\r\n"), 400);
+  EXPECT_EQ(refusal_status("GET x HTTP/1.1\r\nHost: x\r\n\r\n"), 400);
   EXPECT_EQ(refusal_status("GET / HTTP/2.0\r\n\r\n"), 505);
-  EXPECT_EQ(refusal_status("GET / HTTP/1.1\r\nNo colon\r\n\r\n"), 400);
-  EXPECT_EQ(refusal_status("GET / HTTP/1.1\r\nA: b\r\n folded\r\n\r\n"), 400);
-  EXPECT_EQ(refusal_status("POST / HTTP/1.1\r\nContent-Length: -1\r\n\r\n"), 400);
-  EXPECT_EQ(refusal_status("POST / HTTP/1.1\r\nContent-Length: \r\n\r\n"), 400);
-  EXPECT_EQ(refusal_status("POST / HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\n"),
+  EXPECT_EQ(refusal_status("GET / HTTP/1.1\r\nHost: x\r\nNo colon\r\n\r\n"), 400);
+  EXPECT_EQ(refusal_status("GET / HTTP/1.1\r\nHost: x\r\nA: b\r\n folded\r\n\r\n"), 400);
+  EXPECT_EQ(refusal_status("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n"), 400);
+  EXPECT_EQ(refusal_status("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: \r\n\r\n"), 400);
+  EXPECT_EQ(refusal_status(
+                "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\n"),
             400);
-  EXPECT_EQ(refusal_status("POST / HTTP/1.1\r\nContent-Length: 101\r\n\r\n"), 413);
-  EXPECT_EQ(refusal_status("POST / HTTP/1.1\r\nContent-Length: 99999999999999999999999\r\n\r\n"),
+  EXPECT_EQ(refusal_status("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 101\r\n\r\n"), 413);
+  EXPECT_EQ(refusal_status(
+                "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\n"),
             413);
-  EXPECT_EQ(refusal_status("POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n"), 400);
-  EXPECT_EQ(refusal_status("POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n"
+  EXPECT_EQ(refusal_status("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\n\r\n"), 400);
+  EXPECT_EQ(refusal_status("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
                            "Content-Length: 3\r\n\r\n"),
             400);
-  EXPECT_EQ(refusal_status("POST / HTTP/1.1\r\n\r\n"), 411);
-  EXPECT_EQ(refusal_status("POST / HTTP/1.1\r\nContent-Length: 1\r\nExpect: 200-ok\r\n\r\n"), 417);
-  EXPECT_EQ(refusal_status("GET / HTTP/1.1\r\n\r\n"), 0);
+  EXPECT_EQ(refusal_status("POST / HTTP/1.1\r\nHost: x\r\n\r\n"), 411);
+  EXPECT_EQ(
+      refusal_status("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nExpect: 200-ok\r\n\r\n"),
+      417);
+  EXPECT_EQ(refusal_status("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), 0);
 }
 
 // Feeds `body` to a reader in pieces of `piece` bytes; returns the last step.

@@ -1,4 +1,5 @@
-// The HTTP transport on loopback with stub routes: API-key checks only on /v1/*, errors for
+// The HTTP transport on loopback with stub routes: API-key checks where the routes ask for them
+// (OPTIONS never, a path the routes say nothing about always), RFC 9112 refusals, errors for
 // unknown routes and oversized bodies come from the routes' error(), streamed replies arrive in
 // pieces, a streamed reply notices a client that went away, and a thousand slow clients do not
 // keep a new request from being answered.
@@ -60,8 +61,9 @@ class StubRoutes : public HttpRoutes {
         std::string(method) + " " + std::string(path) + " " + std::to_string(body.size()),
         {}};
   }
-  std::string allowed_methods(std::string_view path) override {
-    return path == "/only-post" ? "POST" : "";
+  // The stub's own key rule: /v1/ paths need it, the tests' other paths (/x, /stream...) do not.
+  RouteAccess access(std::string_view path) override {
+    return RouteAccess{path == "/only-post" ? "POST" : "", path.starts_with("/v1/")};
   }
   HttpReply error(std::string_view path, int status, std::string_view message) override {
     std::lock_guard lock(mutex);
@@ -122,7 +124,13 @@ TEST(BearerMatches, ExactTokenOnly) {
   EXPECT_FALSE(key_matches("", "secret"));
 }
 
-TEST(HttpServer, KeyIsCheckedOnV1Only) {
+// Routes that keep HttpRoutes' default access: no method list, the key needed everywhere.
+class DefaultAccessRoutes : public StubRoutes {
+ public:
+  RouteAccess access(std::string_view path) override { return HttpRoutes::access(path); }
+};
+
+TEST(HttpServer, KeyIsCheckedWhereTheRoutesAskForIt) {
   StubRoutes routes;
   Running running(routes, options_with_key());
   httplib::Client client("127.0.0.1", running.port);
@@ -243,6 +251,79 @@ std::string raw_exchange(int port, const std::string& request, bool* closed = nu
 
 std::string status_line(const std::string& reply) { return reply.substr(0, reply.find("\r\n")); }
 
+TEST(HttpServer, APathTheRoutesSayNothingAboutNeedsTheKey) {
+  DefaultAccessRoutes routes;
+  Running running(routes, options_with_key());
+  httplib::Client client("127.0.0.1", running.port);
+  auto refused = client.Post("/anything", "{}", "application/json");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 401);
+  auto allowed =
+      client.Post("/anything", {{"Authorization", "Bearer secret"}}, "{}", "application/json");
+  ASSERT_TRUE(allowed);
+  EXPECT_EQ(allowed->status, 200);
+}
+
+// A browser's CORS preflight carries no key: OPTIONS reaches the routes (or gets the 405 of a
+// route that does not answer it) without one.
+TEST(HttpServer, OptionsNeverNeedsTheKey) {
+  DefaultAccessRoutes routes;
+  Running running(routes, options_with_key());
+  const std::string reply = raw_exchange(
+      running.port, "OPTIONS /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(status_line(reply), "HTTP/1.1 200 OK");
+  EXPECT_NE(reply.find("OPTIONS /v1/models 0"), std::string::npos) << reply;
+  StubRoutes stub;
+  Running other(stub, options_with_key());
+  const std::string refused = raw_exchange(
+      other.port, "OPTIONS /only-post HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(status_line(refused), "HTTP/1.1 405 Method Not Allowed");
+}
+
+// Two credentials are not "the first one wins": a proxy in front may have checked the other.
+TEST(HttpServer, AKeyHeaderSentTwiceIs400) {
+  StubRoutes routes;
+  Running running(routes, options_with_key());
+  for (std::string headers : {"Authorization: Bearer secret\r\nAuthorization: Bearer secret\r\n",
+                              "Authorization: Bearer wrong\r\nAuthorization: Bearer secret\r\n",
+                              "x-api-key: secret\r\nX-Api-Key: wrong\r\n"}) {
+    SCOPED_TRACE(headers);
+    bool closed = false;
+    const std::string reply = raw_exchange(
+        running.port, "GET /v1/models HTTP/1.1\r\nHost: x\r\n" + headers + "\r\n", &closed);
+    EXPECT_EQ(status_line(reply), "HTTP/1.1 400 Bad Request");
+    EXPECT_NE(reply.find("error: the "), std::string::npos) << reply;
+    EXPECT_TRUE(closed);
+  }
+}
+
+// RFC 9112 at the socket: absolute-form targets route by their path, a head without Host or with
+// a bare CR is refused and the connection closed (what follows it cannot be trusted).
+TEST(HttpServer, HeadsFollowRfc9112) {
+  StubRoutes routes;
+  Running running(routes, options_with_key());
+  const std::string absolute = raw_exchange(
+      running.port, fmt::format("GET http://127.0.0.1:{}/v1/models HTTP/1.1\r\nHost: x\r\n"
+                                "Authorization: Bearer secret\r\nConnection: close\r\n\r\n",
+                                running.port));
+  EXPECT_EQ(status_line(absolute), "HTTP/1.1 200 OK");
+  EXPECT_NE(absolute.find("GET /v1/models 0"), std::string::npos) << absolute;
+  const std::string unkeyed = raw_exchange(
+      running.port, "GET http://h/v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+  EXPECT_EQ(status_line(unkeyed), "HTTP/1.1 401 Unauthorized");  // the key rule sees the path
+  for (std::string request :
+       {std::string("GET /x HTTP/1.1\r\n\r\n"),
+        std::string("POST /x HTTP/1.1\r\nHost: x\r\nX-A: a\rContent-Length: 99\r\n"
+                    "Content-Length: 2\r\n\r\n{}"),
+        std::string("GET /x HTTP/1.1\r\nHost: x\r\nX-A: a\x01\r\n\r\n")}) {
+    SCOPED_TRACE(request);
+    bool closed = false;
+    const std::string reply = raw_exchange(running.port, request, &closed);
+    EXPECT_EQ(status_line(reply), "HTTP/1.1 400 Bad Request");
+    EXPECT_TRUE(closed);
+  }
+}
+
 TEST(HttpServer, SecondServerOnAPortInUseFailsNamingIt) {
   StubRoutes routes;
   Running running(routes, options_with_key());
@@ -259,19 +340,25 @@ TEST(HttpServer, SecondServerOnAPortInUseFailsNamingIt) {
   }
 }
 
-TEST(HttpServer, NulInTheBearerTokenIs401) {
+// A raw NUL in a header value is a control byte (400, RFC 9110 §5.5); %00 is not decoded in a
+// header, so it is just a wrong key.
+TEST(HttpServer, NulInTheBearerTokenIsRefused) {
   StubRoutes routes;
   Running running(routes, options_with_key());
-  for (std::string token :
-       {std::string("secret\0", 7) + "x", std::string("secret\0", 7), std::string("secret%00")}) {
-    SCOPED_TRACE(token);
+  const struct {
+    std::string token, status, message;
+  } cases[] = {{std::string("secret\0", 7) + "x", "400 Bad Request", "control character"},
+               {std::string("secret\0", 7), "400 Bad Request", "control character"},
+               {"secret%00", "401 Unauthorized", "Invalid or missing API key"}};
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.token);
     const std::string reply =
         raw_exchange(running.port,
                      "GET /v1/models HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
                      "Authorization: Bearer " +
-                         token + "\r\n\r\n");
-    EXPECT_EQ(status_line(reply), "HTTP/1.1 401 Unauthorized");
-    EXPECT_NE(reply.find("error: Invalid or missing API key"), std::string::npos);
+                         c.token + "\r\n\r\n");
+    EXPECT_EQ(status_line(reply), "HTTP/1.1 " + c.status);
+    EXPECT_NE(reply.find("error: " + c.message), std::string::npos) << reply;
   }
 }
 

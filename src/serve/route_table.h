@@ -1,0 +1,51 @@
+// The routes of `minimax serve`, each written once: its path, its method and whether `--api-key`
+// guards it. The transport reads the method and the key rule from the head alone, before any body
+// byte (HttpRoutes::access); OpenAiService::handle dispatches on the route found. The key rule:
+// every route that runs the tokenizer, the chat template, a grammar or the model needs the key
+// (all of /v1/, /tokenize, /detokenize); only /health, /metrics and the chat page's files are
+// open, since a monitor and a browser loading the page have no key to send.
+#pragma once
+
+#include <string_view>
+
+#include "serve/http_server.h"
+
+namespace minimax {
+
+enum class RouteId {
+  kHealth,
+  kMetrics,
+  kWebFile,  // the chat page: "/" and its files (serve/web_assets.h)
+  kModels,
+  kModel,  // /v1/models/{id}
+  kChatCompletions,
+  kCompletions,
+  kMessages,
+  kCountTokens,
+  kTokenize,
+  kDetokenize,
+};
+
+enum class RouteMatch {
+  kExact,    // the path is `path`
+  kPrefix,   // the path is `path` and something more (a model id, slashes included)
+  kWebFile,  // the path names an embedded file of the chat page
+};
+
+struct Route {
+  RouteId id;
+  RouteMatch match;
+  std::string_view path;
+  std::string_view method;  // "GET" (HEAD follows it) or "POST"
+  bool needs_key;
+  bool at_once = false;  // RouteAccess::at_once: answered on the event loop
+};
+
+// The route that answers `path`, or nullptr for an unknown path.
+const Route* find_route(std::string_view path);
+
+// What the transport checks for `path` (HttpRoutes::access): the route's method and key rule. An
+// unknown path needs the key too, so that nothing is open unless the table says so.
+RouteAccess route_access(std::string_view path);
+
+}  // namespace minimax

@@ -1,0 +1,77 @@
+// The route table (serve/route_table.h) holds the key policy: every route that runs the
+// tokenizer, the chat template, a grammar or the model needs the API key (/tokenize and
+// /detokenize included); /health, /metrics and the chat page's files are open; a path the table
+// does not know is closed.
+#include "serve/route_table.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "serve/web_assets.h"
+
+namespace minimax {
+namespace {
+
+TEST(RouteTable, EveryRouteThatRunsTheModelOrTheTokenizerNeedsTheKey) {
+  const struct {
+    std::string path, method;
+    RouteId id;
+  } guarded[] = {
+      {"/v1/chat/completions", "POST", RouteId::kChatCompletions},
+      {"/v1/completions", "POST", RouteId::kCompletions},
+      {"/v1/messages", "POST", RouteId::kMessages},
+      {"/v1/messages/count_tokens", "POST", RouteId::kCountTokens},
+      {"/tokenize", "POST", RouteId::kTokenize},
+      {"/detokenize", "POST", RouteId::kDetokenize},
+      {"/v1/models", "GET", RouteId::kModels},
+      {"/v1/models/MiniMaxAI/MiniMax-M2", "GET", RouteId::kModel},
+  };
+  for (const auto& g : guarded) {
+    SCOPED_TRACE(g.path);
+    const Route* route = find_route(g.path);
+    ASSERT_NE(route, nullptr);
+    EXPECT_EQ(route->id, g.id);
+    EXPECT_TRUE(route->needs_key);
+    const RouteAccess access = route_access(g.path);
+    EXPECT_EQ(access.methods, g.method);
+    EXPECT_TRUE(access.needs_key);
+    EXPECT_FALSE(access.at_once);  // they run the model or the tokenizer: on a worker
+  }
+}
+
+TEST(RouteTable, HealthMetricsAndThePageAreOpen) {
+  std::vector<std::string> open = {"/health", "/metrics", "/"};
+  for (const EmbeddedFile& file : embedded_web_files())
+    open.push_back("/" + std::string(file.name));
+  for (const std::string& path : open) {
+    SCOPED_TRACE(path);
+    const RouteAccess access = route_access(path);
+    EXPECT_EQ(access.methods, "GET");
+    EXPECT_FALSE(access.needs_key);
+    // Health checks and metrics never wait behind requests; the page's files go to a worker.
+    EXPECT_EQ(access.at_once, path == "/health" || path == "/metrics");
+  }
+}
+
+TEST(RouteTable, UnknownPathsAreClosed) {
+  for (std::string path : {"/v1/nothing", "/v1/models/", "/tokenize/x", "/x", "", "/v1/"}) {
+    SCOPED_TRACE(path);
+    EXPECT_EQ(find_route(path), nullptr);
+    const RouteAccess access = route_access(path);
+    EXPECT_EQ(access.methods, "");
+    EXPECT_TRUE(access.needs_key);
+  }
+}
+
+// A model id is the rest of the path, slashes included.
+TEST(RouteTable, ModelIdIsTheRestOfThePath) {
+  const std::string path = "/v1/models/MiniMaxAI/MiniMax-M2";
+  const Route* route = find_route(path);
+  ASSERT_NE(route, nullptr);
+  EXPECT_EQ(path.substr(route->path.size()), "MiniMaxAI/MiniMax-M2");
+}
+
+}  // namespace
+}  // namespace minimax
