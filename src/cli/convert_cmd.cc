@@ -30,7 +30,8 @@ void register_convert(CLI::App& app) {
       ->check(CLI::IsMember({"ocp", "gaudi2"}));
   cmd->add_option("--threads", *threads, "Worker threads (default: one per hardware thread)");
   cmd->add_flag("--resume", *resume,
-                "Continue an interrupted run from OUTPUT.partial, re-verifying the shards it kept");
+                "Continue an interrupted run from OUTPUT.partial: keeps only the shards its resume "
+                "manifest records (re-verified), removes anything else");
   cmd->add_flag("--force", *force, "Replace an existing output directory");
   cmd->add_flag("--quiet", *quiet, "No progress bar");
   // Testing aid, hidden from --help: after N finished shards the process kills itself (SIGKILL,
