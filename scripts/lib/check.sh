@@ -1,5 +1,6 @@
 # Sourced by end-to-end scripts: `check NAME COMMAND...` prints "ok   NAME" when the command
-# succeeds and "FAIL NAME" otherwise, counting failures in $fails for the script's exit status.
+# succeeds and "FAIL NAME" otherwise, counting failures in $fails for the script's exit status;
+# `fail MESSAGE` prints "FAIL: MESSAGE" and ends the script at once.
 fails=0
 check() {
   local name=$1
@@ -8,4 +9,8 @@ check() {
     echo "FAIL $name"
     fails=$((fails + 1))
   fi
+}
+fail() {
+  echo "FAIL: $*" >&2
+  exit 1
 }

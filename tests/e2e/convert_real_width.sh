@@ -34,10 +34,7 @@ if ((free_gb < need_gb)); then
   echo "skipped: $free_gb GiB free under $BASE, need $need_gb"
   exit 77
 fi
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
+source "$(dirname "$0")/../../scripts/lib/check.sh"  # fail, check
 if [[ -z ${MINIMAX_CONVERT_SLICE:-} ]]; then
   start=$SECONDS
   "$MINIMAX" make-tiny --hf-config "$ROOT/tests/data/configs/m3_mxfp4/config.json" --layers 4 \

@@ -5,10 +5,7 @@
 set -euo pipefail
 bin=$1
 work=$2
-fail() {
-  echo "FAIL: $*" >&2
-  exit 1
-}
+source "$(dirname "$0")/../../scripts/lib/check.sh"  # fail, check
 rm -rf "$work"
 mkdir -p "$work"
 

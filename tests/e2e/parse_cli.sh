@@ -9,7 +9,7 @@ WORK=$2
 CASES=$(cd "$(dirname "$0")/../data/parsers" && pwd)
 rm -rf "$WORK" && mkdir -p "$WORK"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/../../scripts/lib/check.sh"  # fail, check
 
 # Writes the inputs of one case: whole, and chunked two ways.
 split_case() {

@@ -6,7 +6,7 @@ MINIMAX=$1
 WORK=$2
 rm -rf "$WORK" && mkdir -p "$WORK"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/../../scripts/lib/check.sh"  # fail, check
 
 for arch in m2 m3; do
   for format in bf16 fp8-block fp8-channel mxfp4 nvfp4 mxfp8 mxfp4-fp8attn; do

@@ -8,7 +8,7 @@ MINIMAX=$1
 WORK=$2
 rm -rf "$WORK" && mkdir -p "$WORK"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/../../scripts/lib/check.sh"  # fail, check
 
 python3 - "$WORK/corpus.jsonl" <<'PY'
 import json, sys

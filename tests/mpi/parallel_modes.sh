@@ -14,7 +14,7 @@ rm -rf "$WORK" && mkdir -p "$WORK"
 MPIRUN=(mpirun --oversubscribe --allow-run-as-root --bind-to none
   --mca btl_vader_single_copy_mechanism none)
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/../../scripts/lib/check.sh"  # fail, check
 
 dirs=()
 for arch in m2 m3; do

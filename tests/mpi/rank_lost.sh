@@ -11,7 +11,7 @@ source "$ROOT/scripts/lib/server.sh"
 source "$ROOT/scripts/lib/mpi_server.sh"
 trap stop_mpi_servers EXIT
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/../../scripts/lib/check.sh"  # fail, check
 
 bundled_or_tiny_model "$WORK"
 for lost in 1 0; do

@@ -11,7 +11,7 @@ source "$ROOT/scripts/lib/server.sh"
 source "$ROOT/scripts/lib/mpi_server.sh"
 trap stop_mpi_servers EXIT
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/../../scripts/lib/check.sh"  # fail, check
 [[ -d $ROOT/tools/serve_client/node_modules/openai ]] ||
   fail "tools/serve_client/node_modules missing: run (cd tools/serve_client && npm install)"
 

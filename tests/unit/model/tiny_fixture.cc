@@ -16,31 +16,13 @@
 #include "checkpoint/tiny_checkpoint.h"
 #include "checkpoint/tiny_config.h"
 #include "model/model.h"
+#include "scratch_dir.h"
 
 namespace minimax::testing_support {
 namespace fs = std::filesystem;
 namespace {
 
-std::string scratch_root() {
-  static const std::string root = [] {
-    std::string r = ::testing::TempDir() + "minimax_model_test_" + std::to_string(::getpid());
-    fs::remove_all(r);
-    fs::create_directories(r);
-    return r;
-  }();
-  return root;
-}
-
-// Removes the scratch root when the test program ends.
-class ScratchCleanup : public ::testing::Environment {
- public:
-  void TearDown() override {
-    std::error_code ignored;
-    fs::remove_all(scratch_root(), ignored);
-  }
-};
-[[maybe_unused]] ::testing::Environment* const kCleanup =
-    ::testing::AddGlobalTestEnvironment(new ScratchCleanup);
+std::string scratch_root() { return process_scratch_root("minimax_model_test"); }
 
 }  // namespace
 
@@ -58,10 +40,7 @@ nlohmann::json msa_release_geometry_config_json(int vocab_size) {
 }
 
 std::string scratch_path(const std::string& name) {
-  static std::mutex mutex;
-  static int counter = 0;
-  std::lock_guard<std::mutex> lock(mutex);
-  return scratch_root() + "/" + name + "_" + std::to_string(counter++);
+  return process_scratch_path("minimax_model_test", name);
 }
 
 std::string tiny_checkpoint(Arch arch, QuantScheme scheme, uint64_t seed, int vocab_size) {

@@ -11,6 +11,7 @@
 
 #include "checkpoint/tiny_checkpoint.h"
 #include "checkpoint/tiny_config.h"
+#include "scratch_dir.h"
 #include "text/bpe_trainer.h"
 #include "text/jinja/builtin_templates.h"
 
@@ -18,25 +19,7 @@ namespace minimax::runtime_test {
 namespace fs = std::filesystem;
 namespace {
 
-std::string scratch_root() {
-  static const std::string root = [] {
-    std::string r = ::testing::TempDir() + "minimax_runtime_test_" + std::to_string(::getpid());
-    fs::remove_all(r);
-    fs::create_directories(r);
-    return r;
-  }();
-  return root;
-}
-
-class ScratchCleanup : public ::testing::Environment {
- public:
-  void TearDown() override {
-    std::error_code ignored;
-    fs::remove_all(scratch_root(), ignored);
-  }
-};
-[[maybe_unused]] ::testing::Environment* const kCleanup =
-    ::testing::AddGlobalTestEnvironment(new ScratchCleanup);
+std::string scratch_root() { return process_scratch_root("minimax_runtime_test"); }
 
 void write(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
@@ -45,10 +28,7 @@ void write(const std::string& path, const std::string& text) {
 }  // namespace
 
 std::string scratch_path(const std::string& name) {
-  static std::mutex mutex;
-  static int counter = 0;
-  std::lock_guard<std::mutex> lock(mutex);
-  return scratch_root() + "/" + name + "_" + std::to_string(counter++);
+  return process_scratch_path("minimax_runtime_test", name);
 }
 
 const BpeTokenizer& byte_tokenizer() {
