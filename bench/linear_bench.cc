@@ -376,7 +376,7 @@ int main(int argc, char** argv) {
       g_bandwidth.readn_bytes_per_s / 1e9, pool_of(0).size());
   std::printf("CPU: avx2 %d, avx512 %d, avx512_bf16 %d, amx %d; default kernels: %s\n",
               cpu_features().avx2, cpu_features().avx512, cpu_features().avx512_bf16,
-              cpu_amx_enabled(), std::string(cpu_isa_name(default_cpu_isa())).c_str());
+              cpu_features().amx_bf16, std::string(cpu_isa_name(default_cpu_isa())).c_str());
   register_baselines();
   register_benchmarks();
   register_baselines();

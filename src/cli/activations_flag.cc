@@ -8,8 +8,8 @@
 namespace minimax::cli {
 namespace {
 
-// The variable kernels/cpu/linear.cc reads when nothing set the precision; read here too so that
-// the flag's absence keeps what scripts ask for through it.
+// The precision when the flag is absent, so that scripts can ask for one without changing the
+// command line.
 constexpr const char* kEnvironment = "MINIMAX_CPU_ACTIVATIONS";
 
 }  // namespace
@@ -32,24 +32,25 @@ void add_activations_flag(CLI::App* cmd, std::string& value) {
       ->check(CLI::IsMember({"auto", "f32", "bf16x2", "bf16x2-batches", "bf16", "bf16-batches"}));
 }
 
-ActivationPrecision auto_activation_precision() {
-  if (!cpu_features().avx512_bf16 || default_cpu_isa() != CpuIsa::kAvx512)
-    return ActivationPrecision::kF32;
+ActivationPrecision auto_activation_precision(CpuIsa isa) {
+  if (!cpu_features().avx512_bf16 || isa != CpuIsa::kAvx512) return ActivationPrecision::kF32;
   // On the AMX CPUs (Intel) vdpbf16ps does fewer multiply-adds per second than vfmadd231ps, so the
   // split row kernels lose to the f32 ones; their batches run on AMX tiles either way.
   return cpu_features().amx_bf16 ? ActivationPrecision::kBF16x2Batches
                                  : ActivationPrecision::kBF16x2;
 }
 
-ActivationPrecision activation_precision_for(const std::string& value, const char* environment) {
+namespace {
+
+ActivationPrecision precision_for(const std::string& value, const char* environment, CpuIsa isa) {
   if (value.empty()) {
-    if (environment == nullptr || *environment == '\0') return auto_activation_precision();
+    if (environment == nullptr || *environment == '\0') return auto_activation_precision(isa);
     if (const auto p = parse_activation_precision(environment)) return *p;
     fail(
         "{}: '{}' is not f32, bf16x2, bf16x2-batches, bf16 or bf16-batches (or pass --activations)",
         kEnvironment, environment);
   }
-  if (value == "auto") return auto_activation_precision();
+  if (value == "auto") return auto_activation_precision(isa);
   // The same names as the environment variable (kernels/cpu/linear.h).
   if (const auto p = parse_activation_precision(value)) return *p;
   fail(
@@ -58,8 +59,31 @@ ActivationPrecision activation_precision_for(const std::string& value, const cha
       value);
 }
 
-void use_activations_flag(const std::string& value) {
-  set_engine_activation_precision(activation_precision_for(value, std::getenv(kEnvironment)));
+}  // namespace
+
+ActivationPrecision activation_precision_for(const std::string& value, const char* environment) {
+  return precision_for(value, environment, default_cpu_isa());
+}
+
+CpuEnvironment cpu_environment() {
+  return {std::getenv(kEnvironment), std::getenv("MINIMAX_CPU_ISA"),
+          std::getenv("MINIMAX_CPU_AMX")};
+}
+
+CpuKernelConfig cpu_kernel_config(const std::string& activations_flag,
+                                  const CpuEnvironment& environment) {
+  CpuKernelConfig config;
+  if (environment.isa != nullptr && *environment.isa != '\0') {
+    config.isa = parse_cpu_isa(environment.isa, "MINIMAX_CPU_ISA");
+    if (!cpu_supports(config.isa))
+      fail("MINIMAX_CPU_ISA: this CPU does not support '{}' (best available: {})", environment.isa,
+           cpu_isa_name(default_cpu_isa()));
+  }
+  const std::string_view amx = environment.amx == nullptr ? "" : environment.amx;
+  if (!amx.empty() && amx != "0" && amx != "1") fail("MINIMAX_CPU_AMX: '{}' is not 0 or 1", amx);
+  config.amx = cpu_features().amx_bf16 && amx != "0";
+  config.activations = precision_for(activations_flag, environment.activations, config.isa);
+  return config;
 }
 
 }  // namespace minimax::cli

@@ -8,7 +8,7 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
-#include "kernels/cpu/linear.h"
+#include "kernels/cpu/cpu_config.h"
 
 namespace minimax::cli {
 
@@ -25,7 +25,7 @@ void add_activations_flag(CLI::App* cmd, std::string& value);
 // row kernels decode 1.08-1.16x faster than the split ones, and the batches run on AMX tiles
 // anyway. f32 elsewhere (bf16x2 would compute as f32 there, and naming it would misreport the
 // run).
-ActivationPrecision auto_activation_precision();
+ActivationPrecision auto_activation_precision(CpuIsa isa = default_cpu_isa());
 
 // The precision for a --activations value: the names of linear.h activation_precision_name, and
 // auto → auto_activation_precision(). An empty value (flag not given) means the environment
@@ -34,9 +34,21 @@ ActivationPrecision auto_activation_precision();
 // variable for an unknown value.
 ActivationPrecision activation_precision_for(const std::string& value, const char* environment);
 
-// Sets the engine's precision for the rest of the process from the flag's value and the
-// environment (activation_precision_for); every command that runs the model calls it before
-// loading the model, on every rank.
-void use_activations_flag(const std::string& value);
+// The environment variables that override the CPU backend's configuration, as set (null: not).
+// The library reads none of them; the commands read them here.
+struct CpuEnvironment {
+  const char* activations = nullptr;  // MINIMAX_CPU_ACTIVATIONS: a --activations name
+  const char* isa = nullptr;          // MINIMAX_CPU_ISA=scalar|avx2|avx512: caps the ISA level
+  const char* amx = nullptr;          // MINIMAX_CPU_AMX=0|1: 0 keeps batches off the AMX tiles
+};
+CpuEnvironment cpu_environment();
+
+// The CPU backend's configuration (ModelOptions::cpu) for a command: the ISA level from
+// MINIMAX_CPU_ISA or the best the CPU has (Error naming the variable for an unknown level or one
+// the CPU lacks), AMX unless MINIMAX_CPU_AMX is 0 (Error for values other than 0 and 1), and the
+// activations from the flag's value (activation_precision_for, with `auto` for that ISA level).
+// Every command that runs the model calls it, on every rank.
+CpuKernelConfig cpu_kernel_config(const std::string& activations_flag,
+                                  const CpuEnvironment& environment = cpu_environment());
 
 }  // namespace minimax::cli

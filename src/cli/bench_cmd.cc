@@ -8,6 +8,7 @@
 // memory is reported against mapped weights + KV pool + 1 GiB (bench_memory.h). With --sweep,
 // the serving engine's throughput over context length x concurrent streams instead, and with
 // --compare two such runs side by side (bench_sweep.h).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
@@ -55,15 +56,16 @@ struct BenchArgs {
 
 // Which kernels run each op: the backend's own or the reference fallback.
 nlohmann::ordered_json kernel_sources(const KernelOps& ops) {
-  const KernelOps& ref = reference_ops();
-  const auto source = [](bool is_reference) { return is_reference ? "reference" : "cpu"; };
-  return {{"linear", source(ops.linear == ref.linear)},
-          {"moe", source(ops.moe == ref.moe)},
-          {"attention", source(ops.attention == ref.attention)},
-          {"rms_norm", source(ops.rms_norm == ref.rms_norm)},
-          {"rope", source(ops.rope == ref.rope)},
-          {"router", source(ops.route == ref.route)},
-          {"embedding", source(ops.embedding == ref.embedding)}};
+  const auto source = [&ops](std::string_view op) {
+    return std::find(ops.from_reference.begin(), ops.from_reference.end(), op) !=
+                   ops.from_reference.end()
+               ? "reference"
+               : ops.name;
+  };
+  nlohmann::ordered_json out;
+  for (const char* op : {"linear", "moe", "attention", "rms_norm", "rope", "route", "embedding"})
+    out[op == std::string_view("route") ? "router" : op] = source(op);
+  return out;
 }
 
 struct Timings {
@@ -223,9 +225,9 @@ void run_bench(const BenchArgs& args) {
   if (args.gen_tokens <= 0) fail("--gen-tokens: must be > 0, got {}", args.gen_tokens);
   if (args.repeat <= 0) fail("--repeat: must be > 0, got {}", args.repeat);
   if (args.prefill_chunk <= 0) fail("--prefill-chunk: must be > 0, got {}", args.prefill_chunk);
-  use_activations_flag(args.activations);
   ThreadPool pool(args.threads);
   ModelOptions options;
+  options.cpu = cpu_kernel_config(args.activations);
   options.backend = parse_backend_kind(args.backend, "--backend");
   options.moe_path = parse_moe_path(args.moe_path, "--moe-path");
   options.pool = &pool;
@@ -239,7 +241,7 @@ void run_bench(const BenchArgs& args) {
   BenchMemory memory(*model);
   // Measured after loading, so that under mpirun the other ranks are waiting quietly by then.
   const Bandwidth bw = measure_bandwidth(pool, args.bandwidth_mib << 20);
-  const ComputePeak peak = measure_compute_peak(pool, batch_dot_instruction());
+  const ComputePeak peak = measure_compute_peak(pool, batch_dot_instruction(options.cpu));
   memory.exclude_bandwidth_test();
   const DecodeBytes bytes = decode_bytes_per_token(model->weights(), model->config());
   std::optional<Progress> progress;
@@ -283,7 +285,7 @@ void run_bench(const BenchArgs& args) {
       {"weights", quant_scheme_name(model->quant().scheme)},
       {"moe_path", moe_path_name(options.moe_path)},
       {"kernels", model->ops().name},
-      {"cpu_isa", cpu_isa_name(default_cpu_isa())},
+      {"cpu_isa", cpu_isa_name(options.cpu.isa)},
       {"kernel_sources", kernel_sources(model->ops())},
       {"threads", pool.size()},
       {"copy_gbps", bw.copy_gbps},
@@ -291,11 +293,11 @@ void run_bench(const BenchArgs& args) {
       {"bandwidth_buffer_mib", args.bandwidth_mib},
       {"bandwidth_cpu_share", bw.cpu_share},
       {"compute_peak",
-       {{"instruction", dot_instruction_name(batch_dot_instruction())},
+       {{"instruction", dot_instruction_name(batch_dot_instruction(options.cpu))},
         {"gflops", peak.gflops},
         {"cpu_share", peak.cpu_share},
         {"gflops_per_cpu_second", peak.gflops_per_cpu_second}}},
-      {"activations", activation_precision_name(engine_activation_precision())},
+      {"activations", activation_precision_name(options.cpu.activations)},
       {"prompt_tokens", args.prompt_tokens},
       {"prefill_chunk", args.prefill_chunk},
       {"cold_prefill_seconds", t.cold_prefill_seconds},

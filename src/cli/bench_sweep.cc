@@ -116,7 +116,7 @@ void run_sweep(Model& model, const SweepArgs& args, const SweepSetting& setting)
   if (progress) progress->finish();
   const double load_after = load_average();
   const ModelConfig& c = model.config();
-  const char* activations = activation_precision_name(engine_activation_precision());
+  const char* activations = activation_precision_name(model.options().cpu.activations);
   const std::string model_text = fmt::format(
       "{} ({} {}, {} layers, {} experts top-{})", setting.model_dir, c.architecture,
       quant_scheme_name(model.quant().scheme), c.num_layers, c.num_experts, c.experts_per_tok);

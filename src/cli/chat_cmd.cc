@@ -73,8 +73,8 @@ class TurnPrinter {
 };
 
 void run_chat(const ChatArgs& args) {
-  use_activations_flag(args.activations);
   ModelOptions options;
+  options.cpu = cpu_kernel_config(args.activations);
   options.moe_path = parse_moe_path(args.moe_path, "--moe-path");
   options.threads = args.threads;
   options.parallel = args.parallel;

@@ -46,8 +46,8 @@ void print_stats(const GenerationResult& r) {
 }
 
 void run_generate(const GenerateArgs& args) {
-  use_activations_flag(args.activations);
   ModelOptions options;
+  options.cpu = cpu_kernel_config(args.activations);
   options.backend = parse_backend_kind(args.backend, "--backend");
   options.moe_path = parse_moe_path(args.moe_path, "--moe-path");
   options.threads = args.threads;

@@ -75,8 +75,8 @@ void register_logits(CLI::App& app) {
             ? parse_token_list(args->tokens)
             : BpeTokenizer::from_file(args->model + "/tokenizer.json").encode(args->prompt);
     if (ids.empty()) fail("--prompt: the text encodes to no tokens");
-    use_activations_flag(args->activations);
     ModelOptions options;
+    options.cpu = cpu_kernel_config(args->activations);
     options.backend = parse_backend_kind(args->backend, "--backend");
     options.moe_path = parse_moe_path(args->moe, "--moe");
     options.emulate_activation_quant = args->emulate_act_quant;

@@ -193,8 +193,8 @@ void run_serve(const ServeArgs& args) {
     }
   } join_watcher{state, watcher};
 
-  use_activations_flag(args.activations);
   ModelOptions model_options;
+  model_options.cpu = cpu_kernel_config(args.activations);
   model_options.backend = parse_backend_kind(args.backend, "--backend");
   model_options.moe_path = parse_moe_path(args.moe_path, "--moe-path");
   model_options.threads = args.threads;
@@ -272,7 +272,7 @@ void run_serve(const ServeArgs& args) {
       "serve: '{}' on http://{}:{} (max_model_len {}, {} KV blocks of {} tokens, activations {}{})",
       service.served_model_name, args.host, port, engine.options().max_model_len,
       engine.options().kv_cache_blocks, engine.options().kv_block_size,
-      activation_precision_name(engine_activation_precision()),
+      activation_precision_name(model_options.cpu.activations),
       api_key.empty() ? "" : ", API key required");
   server.run();
   // run() also returns when the listener fails; join_watcher wakes the watcher then.

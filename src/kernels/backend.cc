@@ -197,8 +197,10 @@ void for_each_op(KernelOps& t, const KernelOps& ref, Fn&& fn) {
 
 KernelOps complete_with_reference(const KernelOps& partial) {
   KernelOps t = partial;
-  for_each_op(t, reference_ops(), [](std::string_view, auto& slot, auto fallback) {
-    if (slot == nullptr) slot = fallback;
+  for_each_op(t, reference_ops(), [&t](std::string_view name, auto& slot, const auto& fallback) {
+    if (slot != nullptr) return;
+    slot = fallback;
+    t.from_reference.push_back(name);
   });
   if (t.name == nullptr || *t.name == '\0') t.name = "cpu";
   return t;
@@ -207,7 +209,7 @@ KernelOps complete_with_reference(const KernelOps& partial) {
 std::string_view first_missing_op(const KernelOps& ops) {
   KernelOps t = ops;
   std::string_view missing;
-  for_each_op(t, reference_ops(), [&](std::string_view name, auto& slot, auto) {
+  for_each_op(t, reference_ops(), [&](std::string_view name, auto& slot, const auto&) {
     if (slot == nullptr && missing.empty()) missing = name;
   });
   return missing;
@@ -215,7 +217,7 @@ std::string_view first_missing_op(const KernelOps& ops) {
 
 const KernelOps& kernel_ops(BackendKind kind) {
   if (kind == BackendKind::kReference) return reference_ops();
-  static const KernelOps cpu = complete_with_reference(cpu_kernel_ops());
+  static const KernelOps cpu = complete_with_reference(cpu_kernel_ops(CpuKernelConfig{}));
   return cpu;
 }
 
@@ -223,9 +225,11 @@ namespace {
 
 constexpr BackendEntry kBackends[] = {
     {BackendKind::kReference, "reference", "plain float64/float32 ops, the meaning of every op",
-     [] { return create_host_backend(reference_ops()); }},
+     [](const BackendOptions&) { return create_host_backend(reference_ops()); }},
     {BackendKind::kCpu, "cpu", "AVX-512 / AVX2 SIMD ops and threads, host memory",
-     [] { return create_host_backend(cpu_kernel_ops()); }},
+     [](const BackendOptions& options) {
+       return create_host_backend(cpu_kernel_ops(options.cpu));
+     }},
 };
 
 }  // namespace
@@ -247,9 +251,9 @@ BackendKind parse_backend_kind(std::string_view text, std::string_view what) {
   fail("{}: unknown kernel backend '{}' (expected {})", what, text, known);
 }
 
-std::unique_ptr<Backend> create_backend(BackendKind kind) {
+std::unique_ptr<Backend> create_backend(BackendKind kind, const BackendOptions& options) {
   for (const BackendEntry& e : kBackends)
-    if (e.kind == kind) return e.create();
+    if (e.kind == kind) return e.create(options);
   fail("backend {}: not registered", static_cast<int>(kind));
 }
 

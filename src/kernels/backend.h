@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kernels/cpu/cpu_config.h"
 #include "kernels/ops.h"
 
 namespace minimax {
@@ -155,15 +156,21 @@ std::string_view backend_name(BackendKind kind);  // "reference" / "cpu"
 // A registered backend's name; Error naming `what` (e.g. "--backend") and listing them otherwise.
 BackendKind parse_backend_kind(std::string_view text, std::string_view what);
 
+// What a backend is configured with when it is created (set by the commands' flags; the library
+// reads no environment variable).
+struct BackendOptions {
+  CpuKernelConfig cpu;  // the CPU backend's ISA level, AMX use and activation precision
+};
+
 struct BackendEntry {
   BackendKind kind;
   std::string_view name;
   std::string_view description;
-  std::unique_ptr<Backend> (*create)();
+  std::unique_ptr<Backend> (*create)(const BackendOptions& options);
 };
 // Every backend this build has, in one explicit table.
 std::span<const BackendEntry> registered_backends();
-std::unique_ptr<Backend> create_backend(BackendKind kind);
+std::unique_ptr<Backend> create_backend(BackendKind kind, const BackendOptions& options = {});
 // A host backend running `ops` (null entries from the reference): tests and experiments.
 std::unique_ptr<Backend> create_host_backend(const KernelOps& ops);
 

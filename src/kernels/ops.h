@@ -7,7 +7,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string_view>
+#include <vector>
 
 #include "base/thread_pool.h"
 #include "kernels/weight_view.h"
@@ -17,12 +19,13 @@ namespace minimax {
 // ---- Linear and embedding -------------------------------------------------------------------
 
 // y[t, :] = W · x[t, :] for t < T. x: [T, w.cols], y: [T, w.rows]. `pool` may be null (one thread).
-using LinearFn = void (*)(const WeightView& w, const float* x, int64_t T, float* y,
-                          ThreadPool* pool);
+using LinearFn =
+    std::function<void(const WeightView& w, const float* x, int64_t T, float* y, ThreadPool* pool)>;
 
 // out[t, :] = row tokens[t] of `table` (an embedding matrix in any WeightFormat), decoded to f32.
 // Throws Error naming the token when it is outside [0, table.rows).
-using EmbeddingFn = void (*)(const WeightView& table, const int32_t* tokens, int64_t T, float* out);
+using EmbeddingFn =
+    std::function<void(const WeightView& table, const int32_t* tokens, int64_t T, float* out)>;
 
 // ---- Norms and position encoding ------------------------------------------------------------
 
@@ -30,16 +33,16 @@ using EmbeddingFn = void (*)(const WeightView& table, const int32_t* tokens, int
 // (plain) or 1 + weight (Gemma, `add_one`). weight: f32 [dim]. `out` may equal `x`.
 // Over a whole projection (M2's cross-head QK norm: rows = T, dim = heads·head_dim) or per head
 // (M3: rows = T·heads, dim = head_dim, one weight shared by every head).
-using RmsNormFn = void (*)(const float* x, int64_t rows, int64_t dim, const float* weight,
-                           float eps, bool add_one, float* out, ThreadPool* pool);
+using RmsNormFn = std::function<void(const float* x, int64_t rows, int64_t dim, const float* weight,
+                                     float eps, bool add_one, float* out, ThreadPool* pool)>;
 // The two halves of rms_norm for a row split across ranks (M2's cross-head QK norm under tensor
 // parallelism): sum_squares writes out[r] = Σ_i x[r, i]² of this rank's `dim` values; after the
 // caller sums those over ranks, rms_norm_from_sums normalises with mean = sum_sq[r] / full_dim
 // (`out` may equal `x`; weight: this rank's [dim] share).
-using SumSquaresFn = void (*)(const float* x, int64_t rows, int64_t dim, float* out);
-using RmsNormFromSumsFn = void (*)(const float* x, int64_t rows, int64_t dim, const float* sum_sq,
-                                   int64_t full_dim, const float* weight, float eps, bool add_one,
-                                   float* out);
+using SumSquaresFn = std::function<void(const float* x, int64_t rows, int64_t dim, float* out)>;
+using RmsNormFromSumsFn =
+    std::function<void(const float* x, int64_t rows, int64_t dim, const float* sum_sq,
+                       int64_t full_dim, const float* weight, float eps, bool add_one, float* out)>;
 
 struct RopeParams {
   int num_heads = 0;   // heads per token row of `x`
@@ -51,20 +54,20 @@ struct RopeParams {
 // (x_j, x_{j+r/2}) ← (x_j·cos − x_{j+r/2}·sin, x_{j+r/2}·cos + x_j·sin) with angle
 // positions[t]·inv_freq[j]. The angle follows the f32 convention of HF and vLLM: inv_freq is an
 // f32, the product position·inv_freq is rounded to f32 (reference/norm_rope.cc says exactly how).
-using RopeFn = void (*)(float* x, int64_t T, const int32_t* positions, const RopeParams& params,
-                        ThreadPool* pool);
+using RopeFn = std::function<void(float* x, int64_t T, const int32_t* positions,
+                                  const RopeParams& params, ThreadPool* pool)>;
 
 // ---- Elementwise and data movement ------------------------------------------------------------
 // The model does no arithmetic or copying on activations itself: residual adds, row selection and
 // KV stores are ops, so that an accelerator backend keeps activations in its own memory.
 
 // y[i] += x[i] for i < n (the residual add).
-using AddFn = void (*)(float* y, const float* x, int64_t n, ThreadPool* pool);
+using AddFn = std::function<void(float* y, const float* x, int64_t n, ThreadPool* pool)>;
 // y[i] = x[i] for i < n.
-using CopyFn = void (*)(float* y, const float* x, int64_t n);
+using CopyFn = std::function<void(float* y, const float* x, int64_t n)>;
 // out[i, :] = x[rows[i], :] for i < count, rows of `width` floats.
-using GatherRowsFn = void (*)(const float* x, int64_t width, const int32_t* rows, int64_t count,
-                              float* out);
+using GatherRowsFn = std::function<void(const float* x, int64_t width, const int32_t* rows,
+                                        int64_t count, float* out)>;
 
 // Element type of the KV cache's storage; what each type stores and reads back is kv_codec.h
 // (bf16 round to nearest even; fp8 e4m3fn with a per-tensor scale of 1.0, saturating at ±448).
@@ -83,7 +86,7 @@ struct KvStoreArgs {
   KvDtype dtype = KvDtype::kF32;
 };
 // Writes each row to its slot's storage row, converted to the cache's element type.
-using StoreKvFn = void (*)(const KvStoreArgs& args);
+using StoreKvFn = std::function<void(const KvStoreArgs& args)>;
 
 // ---- Attention ------------------------------------------------------------------------------
 
@@ -117,7 +120,7 @@ struct AttentionArgs {
 };
 // softmax(q·kᵀ·scale) · v per query head over the visible slots. When every visible block is
 // selected the result is bit-identical to the dense call (same slots, same order).
-using AttentionFn = void (*)(const AttentionArgs& args, ThreadPool* pool);
+using AttentionFn = std::function<void(const AttentionArgs& args, ThreadPool* pool)>;
 
 struct BlockSelectArgs {
   const float* index_q = nullptr;  // [T, num_index_heads, index_dim], after norm and RoPE
@@ -140,7 +143,7 @@ struct BlockSelectArgs {
 // index_q[t,g] · index_k[j]. With nblk = positions[t]/block_size + 1 ≤ topk_blocks every block is
 // selected (the attention is then exactly dense); otherwise the forced blocks plus the best of the
 // others by score, ties to the lower block id.
-using BlockSelectFn = void (*)(const BlockSelectArgs& args, ThreadPool* pool);
+using BlockSelectFn = std::function<void(const BlockSelectArgs& args, ThreadPool* pool)>;
 
 // ---- MoE --------------------------------------------------------------------------------------
 
@@ -156,7 +159,7 @@ struct RouterArgs {
 };
 // s = sigmoid(logits); choose top_k of s + bias (ties to the lower expert id); weight = s (the
 // unbiased score), renormalised, times routed_scale.
-using RouterFn = void (*)(const RouterArgs& args);
+using RouterFn = std::function<void(const RouterArgs& args)>;
 
 enum class GluKind : uint8_t {
   kSilu,       // silu(g) · u
@@ -167,8 +170,8 @@ struct GluParams {
   float alpha = 1.702f, limit = 7.0f, beta = 1.0f;  // kSwigluOai only
 };
 // out[i] = act(gate[i], up[i]) for i < n. `out` may equal `gate` or `up`.
-using GluFn = void (*)(const float* gate, const float* up, int64_t n, const GluParams& params,
-                       float* out);
+using GluFn = std::function<void(const float* gate, const float* up, int64_t n,
+                                 const GluParams& params, float* out)>;
 
 // Emulation of dynamic FP8 (e4m3fn) activation quantization: values are replaced by
 // code·scale, as an accelerator runtime would feed its FP8 GEMM.
@@ -185,7 +188,8 @@ struct ActQuant {
   float fp8_max = 448.0f;  // 448 for OCP e4m3fn, 240 for Gaudi 2's window
 };
 // In place on x [rows, cols].
-using QuantizeActivationsFn = void (*)(float* x, int64_t rows, int64_t cols, const ActQuant& q);
+using QuantizeActivationsFn =
+    std::function<void(float* x, int64_t rows, int64_t cols, const ActQuant& q)>;
 
 // One routed expert: gate (w1) [inter, hidden], up (w3) [inter, hidden], down (w2) [hidden, inter].
 struct ExpertWeights {
@@ -214,14 +218,17 @@ struct MoeArgs {
 // tokens (gate and up over x, activation, down), and the results are scattered back, scaled by
 // the routing weights. An expert's weights are streamed once per call however many tokens chose
 // it (reference/moe_plan.h builds the per-expert token lists).
-using MoeFn = void (*)(const MoeArgs& args, ThreadPool* pool);
+using MoeFn = std::function<void(const MoeArgs& args, ThreadPool* pool)>;
 
 // ---- The table --------------------------------------------------------------------------------
 
-// One backend's ops. A null entry means "not provided": a host backend (kernels/backend.h) has it
-// filled from the reference; a device backend must provide every entry.
+// One backend's ops. Entries are functions, so that a backend can bind its own configuration (the
+// CPU backend's ISA level and activation precision) instead of reading process-wide state. An
+// empty entry means "not provided": a host backend (kernels/backend.h) has it filled from the
+// reference, and `from_reference` lists those; a device backend must provide every entry.
 struct KernelOps {
   const char* name = "";
+  std::vector<std::string_view> from_reference;  // op names filled by complete_with_reference
   AddFn add = nullptr;
   CopyFn copy = nullptr;
   GatherRowsFn gather_rows = nullptr;

@@ -39,6 +39,9 @@ MoePath parse_moe_path(std::string_view text, std::string_view what);
 
 struct ModelOptions {
   BackendKind backend = BackendKind::kCpu;
+  // The CPU backend's ISA level, AMX use and activation precision (f32 by default: the exact path
+  // the logits goldens hold); the commands set it from --activations and MINIMAX_CPU_*.
+  CpuKernelConfig cpu;
   MoePath moe_path = MoePath::kFast;
   // Emulate the runtime's dynamic FP8 activation quantization (model/activation_quant.h).
   bool emulate_activation_quant = false;

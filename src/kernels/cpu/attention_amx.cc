@@ -272,8 +272,7 @@ MINIMAX_AVX512 void accumulate(Scratch& s, int h, int64_t d, const float (&corr)
 bool amx_attention_applies(const AttentionArgs& a, CpuIsa isa) {
   return isa == CpuIsa::kAvx512 && a.T >= kTileM &&
          (a.kv_dtype == KvDtype::kBF16 || a.kv_dtype == KvDtype::kFp8E4m3) &&
-         a.head_dim % 32 == 0 && a.head_dim <= kMaxHeadDim &&
-         engine_activation_precision() != ActivationPrecision::kF32 && cpu_amx_enabled();
+         a.head_dim % 32 == 0 && a.head_dim <= kMaxHeadDim && cpu_features().amx_bf16;
 }
 
 MINIMAX_AVX512 void amx_attend_block(const AttentionArgs& a, int64_t block, int g) {

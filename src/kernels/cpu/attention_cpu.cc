@@ -82,12 +82,12 @@ void run_strided(ThreadPool* pool, int64_t items, const Body& body) {
 
 }  // namespace
 
-void cpu_attention_at(const AttentionArgs& a, ThreadPool* pool, CpuIsa isa) {
+void cpu_attention_at(const AttentionArgs& a, ThreadPool* pool, CpuIsa isa, bool amx_tiles) {
   reference::check_attention_args(a);
   if (a.head_dim <= 0) fail("attention: head_dim {} must be positive", a.head_dim);
   if (a.T <= 0) return;
   const AttentionKernels& kernels = cpu_ops_detail::attention_kernels(isa);
-  if (cpu_ops_detail::amx_attention_applies(a, isa)) {
+  if (amx_tiles && cpu_ops_detail::amx_attention_applies(a, isa)) {
     // Blocks of 16 tokens × KV groups, strided over the threads (later blocks see more slots).
     const int64_t blocks = (a.T + 15) / 16;
     run_strided(pool, blocks * a.num_kv_heads, [&](int64_t item) {

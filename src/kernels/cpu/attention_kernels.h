@@ -87,8 +87,9 @@ struct AttentionKernels {
 void visible_runs(const AttentionArgs& a, int64_t t, int g, std::vector<SlotRange>& runs);
 
 // The AMX prefill kernel (attention_amx.cc): whether it takes call `a` at level `isa` (dense, 16+
-// tokens, a bf16 or fp8 cache, head_dim a multiple of 32 up to 256, a bf16 activation precision,
-// AMX enabled; dense or MSA-selected blocks), and its work item: of KV group g, the query tokens
+// tokens, a bf16 or fp8 cache, head_dim a multiple of 32 up to 256, a CPU with AMX; dense or
+// MSA-selected blocks; the caller asks for it: CpuKernelConfig::amx_attention), and its work
+// item: of KV group g, the query tokens
 // [16·block, 16·block + 16).
 bool amx_attention_applies(const AttentionArgs& a, CpuIsa isa);
 void amx_attend_block(const AttentionArgs& a, int64_t block, int g);

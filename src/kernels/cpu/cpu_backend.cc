@@ -7,19 +7,31 @@
 
 namespace minimax {
 
-KernelOps cpu_kernel_ops() {
+KernelOps cpu_kernel_ops(const CpuKernelConfig& config) {
+  const CpuLinearOptions linear = config.linear();
+  const CpuIsa isa = config.isa;
+  const bool amx_attention = config.amx_attention();
   KernelOps ops;
   ops.name = "cpu";
   ops.add = cpu_add;
-  ops.linear = cpu_linear_op;
+  ops.linear = [linear](const WeightView& w, const float* x, int64_t T, float* y,
+                        ThreadPool* pool) { cpu_linear_op(w, x, T, y, pool, linear); };
   ops.embedding = cpu_embedding;
-  ops.rms_norm = cpu_rms_norm;
+  ops.rms_norm = [isa](const float* x, int64_t rows, int64_t dim, const float* weight, float eps,
+                       bool add_one, float* out, ThreadPool* pool) {
+    cpu_rms_norm_at(x, rows, dim, weight, eps, add_one, out, pool, isa);
+  };
   ops.rope = cpu_rope;
-  ops.attention = cpu_attention;
-  ops.select_blocks = cpu_select_blocks;
+  ops.attention = [isa, amx_attention](const AttentionArgs& args, ThreadPool* pool) {
+    cpu_attention_at(args, pool, isa, amx_attention);
+  };
+  ops.select_blocks = [isa](const BlockSelectArgs& args, ThreadPool* pool) {
+    cpu_select_blocks_at(args, pool, isa);
+  };
   ops.route = cpu_route;
-  ops.glu = cpu_glu;
-  ops.moe = cpu_moe;
+  ops.glu = [isa](const float* gate, const float* up, int64_t n, const GluParams& params,
+                  float* out) { cpu_glu_at(gate, up, n, params, out, isa); };
+  ops.moe = [linear](const MoeArgs& args, ThreadPool* pool) { cpu_moe(args, pool, linear); };
   return ops;
 }
 

@@ -2,10 +2,12 @@
 // reference ops).
 #pragma once
 
+#include "kernels/cpu/cpu_config.h"
 #include "kernels/ops.h"
 
 namespace minimax {
 
-KernelOps cpu_kernel_ops();
+// The CPU ops, each bound to `config` (its ISA level, AMX use and activation precision).
+KernelOps cpu_kernel_ops(const CpuKernelConfig& config);
 
 }  // namespace minimax

@@ -34,7 +34,8 @@ bool cpu_has_amx_bf16() {
   unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
   if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0) return false;
   if ((edx & (1u << 24)) == 0 || (edx & (1u << 22)) == 0) return false;
-  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0 || (ecx & (1u << 27)) == 0) return false;  // OSXSAVE
+  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0 || (ecx & (1u << 27)) == 0)
+    return false;  // OSXSAVE
   unsigned xcr0_lo = 0, xcr0_hi = 0;
   __asm__ volatile("xgetbv" : "=a"(xcr0_lo), "=d"(xcr0_hi) : "c"(0));
   if ((xcr0_lo & (3u << 17)) != (3u << 17)) return false;
@@ -80,17 +81,6 @@ bool cpu_supports(CpuIsa isa) {
   return false;
 }
 
-bool cpu_amx_enabled() {
-  static const bool enabled = [] {
-    const char* env = std::getenv("MINIMAX_CPU_AMX");
-    const std::string_view v = env == nullptr ? "" : env;
-    if (!v.empty() && v != "0" && v != "1")
-      fail("MINIMAX_CPU_AMX: '{}' is not 0 or 1", v);
-    return cpu_features().amx_bf16 && v != "0";
-  }();
-  return enabled;
-}
-
 std::string_view cpu_isa_name(CpuIsa isa) {
   switch (isa) {
     case CpuIsa::kScalar:
@@ -115,13 +105,7 @@ CpuIsa default_cpu_isa() {
     CpuIsa best = CpuIsa::kScalar;
     if (cpu_supports(CpuIsa::kAvx2)) best = CpuIsa::kAvx2;
     if (cpu_supports(CpuIsa::kAvx512)) best = CpuIsa::kAvx512;
-    const char* env = std::getenv("MINIMAX_CPU_ISA");
-    if (env == nullptr || *env == '\0') return best;
-    const CpuIsa wanted = parse_cpu_isa(env, "MINIMAX_CPU_ISA");
-    if (!cpu_supports(wanted))
-      fail("MINIMAX_CPU_ISA: this CPU does not support '{}' (best available: {})", env,
-           cpu_isa_name(best));
-    return wanted;
+    return best;
   }();
   return isa;
 }

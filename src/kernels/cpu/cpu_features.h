@@ -30,14 +30,8 @@ const CpuFeatures& cpu_features();
 
 bool cpu_supports(CpuIsa isa);
 
-// Whether the batch GEMM runs on AMX tiles: cpu_features().amx_bf16, unless the environment
-// variable MINIMAX_CPU_AMX is 0 (to compare with the vdpbf16ps GEMM; 1 or unset: use AMX where
-// present; any other value throws Error naming the variable).
-bool cpu_amx_enabled();
-
-// The level the kernels use by default: the best supported one, capped by the environment variable
-// MINIMAX_CPU_ISA=scalar|avx2|avx512 when set (to compare paths or work around a CPU problem).
-// An unknown value or one above what the CPU supports throws Error naming the variable.
+// The best level the CPU supports: what the kernels use unless told otherwise
+// (kernels/cpu/cpu_config.h CpuKernelConfig::isa; the commands' MINIMAX_CPU_ISA caps it).
 CpuIsa default_cpu_isa();
 
 std::string_view cpu_isa_name(CpuIsa isa);  // "scalar", "avx2", "avx512"

@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/linear.h"
 #include "kernels/ops.h"
 #include "kernels/reference/moe_plan.h"
 
@@ -61,15 +62,19 @@ void cpu_select_blocks(const BlockSelectArgs& args, ThreadPool* pool);
 
 // The same two ops with the kernels of a given ISA level (tests compare the levels); Error if the
 // CPU does not support it.
-void cpu_attention_at(const AttentionArgs& args, ThreadPool* pool, CpuIsa isa);
+// `amx_tiles`: prefill calls that can may run on AMX tiles with split bf16 Q and K
+// (CpuKernelConfig::amx_attention; attention_kernels.h amx_attention_applies).
+void cpu_attention_at(const AttentionArgs& args, ThreadPool* pool, CpuIsa isa,
+                      bool amx_tiles = false);
 void cpu_select_blocks_at(const BlockSelectArgs& args, ThreadPool* pool, CpuIsa isa);
 
 // Grouped MoE: tokens gathered per expert (plan as reference/moe_plan.h), every active expert's
 // gate and up run over its tokens with cpu_linear, the activation in f32, then down, and the
 // results added into y with the routing weights. Each expert's weights stream once per call (per
 // 128 tokens of an expert): the threads split every projection's output rows, all active experts in
-// one pool call per phase (gate/up, then down). Scratch is reused across calls. f32 throughout;
-// results do not depend on the pool size.
-void cpu_moe(const MoeArgs& args, ThreadPool* pool);
+// one pool call per phase (gate/up, then down). Scratch is reused across calls. The projections
+// run with `linear`'s ISA level and activation precision (f32 by default); results do not depend
+// on the pool size.
+void cpu_moe(const MoeArgs& args, ThreadPool* pool, const CpuLinearOptions& linear = {});
 
 }  // namespace minimax

@@ -124,17 +124,15 @@ double scalar_loop(int64_t iterations) {
 
 }  // namespace
 
-DotInstruction batch_dot_instruction(CpuIsa isa) {
-  switch (isa) {
+DotInstruction batch_dot_instruction(const CpuKernelConfig& config) {
+  const bool bf16 = config.activations != ActivationPrecision::kF32;
+  switch (config.isa) {
     case CpuIsa::kAvx512:
-      if (cpu_amx_enabled() && engine_activation_precision() != ActivationPrecision::kF32)
-        return DotInstruction::kAmxBf16;
+      if (config.amx && cpu_features().amx_bf16 && bf16) return DotInstruction::kAmxBf16;
       // bf16x2 batches run on vdpbf16ps too, two of them per product: their ceiling is half
       // this peak, which is what the ratio against it shows.
-      return cpu_features().avx512_bf16 &&
-                     engine_activation_precision() != ActivationPrecision::kF32
-                 ? DotInstruction::kDpbf16Zmm
-                 : DotInstruction::kFmaZmm;
+      return cpu_features().avx512_bf16 && bf16 ? DotInstruction::kDpbf16Zmm
+                                                : DotInstruction::kFmaZmm;
     case CpuIsa::kAvx2:
       return DotInstruction::kFmaYmm;
     case CpuIsa::kScalar:

@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/cpu_config.h"
 
 namespace minimax {
 
@@ -15,12 +15,12 @@ enum class DotInstruction : uint8_t {
   kFmaYmm,     // kAvx2: vfmadd231ps on 8 f32 lanes
   kFmaZmm,     // kAvx512 with f32 activations: vfmadd231ps on 16 lanes
   kDpbf16Zmm,  // kAvx512 + AVX512_BF16 with bf16 batch activations: vdpbf16ps, 32 bf16 pairs
-  kAmxBf16,    // the same with AMX (cpu_amx_enabled()): tdpbf16ps, a 16 × 16 × 32 tile product
+  kAmxBf16,    // the same with AMX (CpuKernelConfig::amx): tdpbf16ps, a 16 × 16 × 32 tile product
 };
 
-// What a batch of at least kBatchTokens tokens on bf16 weights runs at `isa` under the engine's
-// activation precision (kernels/cpu/linear.h).
-DotInstruction batch_dot_instruction(CpuIsa isa = default_cpu_isa());
+// What a batch of at least kBatchTokens tokens on bf16 weights runs under `config` (its ISA level,
+// AMX use and activation precision).
+DotInstruction batch_dot_instruction(const CpuKernelConfig& config);
 
 std::string_view dot_instruction_name(DotInstruction d);  // e.g. "vdpbf16ps zmm"
 // Floating-point operations per instruction (a multiply-add counts 2).

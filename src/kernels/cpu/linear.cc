@@ -3,7 +3,6 @@
 #include "kernels/cpu/linear.h"
 
 #include <algorithm>
-#include <atomic>
 #include <bit>
 #include <cstdlib>
 #include <cstring>
@@ -48,9 +47,6 @@ namespace {
 using cpu_linear_detail::AlignedScratch;
 using cpu_linear_detail::LinearJob;
 using cpu_linear_detail::RowKernel;
-
-// The engine's activations when MINIMAX_CPU_ACTIVATIONS is not set.
-constexpr ActivationPrecision kEngineDefault = ActivationPrecision::kF32;
 
 // Prepared activations of one token block must stay in L2 while the block's weight rows stream by.
 constexpr int64_t kTokenBlockBytes = 512 * 1024;
@@ -173,7 +169,7 @@ cpu_linear_detail::GemmRowsFn select_gemm(const WeightView& w, int64_t tokens,
   if (options.activations == ActivationPrecision::kF32 || tokens < kBatchTokens ||
       options.isa != CpuIsa::kAvx512 || !cpu_features().avx512_bf16)
     return nullptr;
-  if (cpu_amx_enabled())
+  if (options.amx && cpu_features().amx_bf16)
     if (const auto amx = cpu_linear_detail::gemm_amx_kernel(w, split)) return amx;
   return cpu_linear_detail::gemm_bf16_kernel(w, split);
 }
@@ -248,40 +244,9 @@ void cpu_linear(const WeightView& w, const float* x, int64_t tokens, float* y, T
   run_linear(w, x, tokens, y, &pool, options);
 }
 
-void cpu_linear_op(const WeightView& w, const float* x, int64_t tokens, float* y,
-                   ThreadPool* pool) {
-  CpuLinearOptions options;  // the ISA level as default_cpu_isa() says at each call, as before
-  options.activations = engine_activation_precision();
+void cpu_linear_op(const WeightView& w, const float* x, int64_t tokens, float* y, ThreadPool* pool,
+                   const CpuLinearOptions& options) {
   run_linear(w, x, tokens, y, pool, options);
-}
-
-namespace {
-
-// The precision set by set_engine_activation_precision; kUnset until then.
-constexpr int kUnset = -1;
-std::atomic<int> g_engine_precision{kUnset};
-
-ActivationPrecision environment_precision() {
-  static const ActivationPrecision precision = [] {
-    const char* env = std::getenv("MINIMAX_CPU_ACTIVATIONS");
-    if (env == nullptr || *env == '\0') return kEngineDefault;
-    const std::string_view v(env);
-    if (const auto p = parse_activation_precision(v)) return *p;
-    fail("MINIMAX_CPU_ACTIVATIONS: '{}' is not f32, bf16x2, bf16x2-batches, bf16 or bf16-batches",
-         v);
-  }();
-  return precision;
-}
-
-}  // namespace
-
-ActivationPrecision engine_activation_precision() {
-  const int set = g_engine_precision.load(std::memory_order_relaxed);
-  return set == kUnset ? environment_precision() : static_cast<ActivationPrecision>(set);
-}
-
-void set_engine_activation_precision(ActivationPrecision p) {
-  g_engine_precision.store(static_cast<int>(p), std::memory_order_relaxed);
 }
 
 const char* activation_precision_name(ActivationPrecision p) {

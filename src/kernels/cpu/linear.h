@@ -43,12 +43,6 @@ enum class ActivationPrecision : uint8_t {
 // Fewest tokens of a kBF16Batches call that take the batch GEMM.
 inline constexpr int64_t kBatchTokens = 8;
 
-// What cpu_linear_op (the engine's linear) uses: the last set_engine_activation_precision, else
-// what the environment variable MINIMAX_CPU_ACTIVATIONS names (an unknown value is an Error naming
-// it), else the default (kF32).
-ActivationPrecision engine_activation_precision();
-// Sets the engine's precision for the rest of the process (the commands' --activations flag).
-void set_engine_activation_precision(ActivationPrecision p);
 // The name of p ("f32", "bf16", "bf16-batches", "bf16x2", "bf16x2-batches").
 const char* activation_precision_name(ActivationPrecision p);
 // The precision a name above stands for, or nullopt.
@@ -57,6 +51,8 @@ std::optional<ActivationPrecision> parse_activation_precision(std::string_view n
 struct CpuLinearOptions {
   CpuIsa isa = default_cpu_isa();  // Error if the CPU does not support it
   ActivationPrecision activations = ActivationPrecision::kF32;
+  // Batches may run on AMX tiles (where the CPU has them; false: the vdpbf16ps GEMM, to compare).
+  bool amx = cpu_features().amx_bf16;
   // A call uses at most one thread per this many weight bytes (waking a thread costs more than a
   // smaller share saves); 0 splits even the smallest matrix across the whole pool (tests).
   int64_t min_bytes_per_thread = 256 * 1024;
@@ -74,6 +70,7 @@ void cpu_linear(const WeightView& w, const float* x, int64_t tokens, float* y, T
 
 // The same with the kernel table's calling convention (kernels/ops.h LinearFn): a null pool runs
 // on the calling thread only.
-void cpu_linear_op(const WeightView& w, const float* x, int64_t tokens, float* y, ThreadPool* pool);
+void cpu_linear_op(const WeightView& w, const float* x, int64_t tokens, float* y, ThreadPool* pool,
+                   const CpuLinearOptions& options);
 
 }  // namespace minimax

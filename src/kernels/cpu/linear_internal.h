@@ -71,7 +71,7 @@ using GemmRowsFn = void (*)(const WeightView& w, const float* x, int64_t tokens,
                             int64_t row_begin, int64_t row_end);
 // Null for formats without one. split: the activations as bf16 hi + lo (kBF16x2).
 GemmRowsFn gemm_bf16_kernel(const WeightView& w, bool split);
-// The same on AMX tiles (linear_amx.cc; the caller checks cpu_amx_enabled()): every format but
+// The same on AMX tiles (linear_amx.cc; the caller checks CpuLinearOptions::amx): every format but
 // f32, and FP8 tiles whose width is a multiple of 16. Null for the others.
 GemmRowsFn gemm_amx_kernel(const WeightView& w, bool split);
 // The activations of a bf16_x kernel k (AVX-512 + AVX512_BF16): x [tokens, cols] -> out, per

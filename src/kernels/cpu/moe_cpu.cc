@@ -69,6 +69,7 @@ void round_to_bf16(float* x, int64_t n) {
 struct Wave {
   const MoeArgs* args = nullptr;
   const MoePlan* plan = nullptr;
+  const CpuLinearOptions* linear = nullptr;  // the backend's ISA level and activation precision
   const Item* items = nullptr;
   int num_items = 0;
   const float* xs = nullptr;  // [wave rows, hidden] expert inputs, or the one token when T == 1
@@ -98,13 +99,13 @@ void gate_up_part(const Wave& wave, int64_t p) {
     if (!direct && gate_buf.size() < static_cast<size_t>(n * rows)) gate_buf.resize(n * rows);
     float* gate = direct ? act + r0 : gate_buf.data();
     float* up = up_buf.data();
-    cpu_linear_op(row_slice(w.gate, r0, r1), x, n, gate, nullptr);
-    cpu_linear_op(row_slice(w.up, r0, r1), x, n, up, nullptr);
+    cpu_linear_op(row_slice(w.gate, r0, r1), x, n, gate, nullptr, *wave.linear);
+    cpu_linear_op(row_slice(w.up, r0, r1), x, n, up, nullptr, *wave.linear);
     if (a.bf16_activations) {
       round_to_bf16(gate, n * rows);
       round_to_bf16(up, n * rows);
     }
-    cpu_glu(gate, up, n * rows, a.act, gate);
+    cpu_glu_at(gate, up, n * rows, a.act, gate, wave.linear->isa);
     if (a.bf16_activations) round_to_bf16(gate, n * rows);
     if (!direct)
       for (int64_t k = 0; k < n; ++k) std::copy_n(gate + k * rows, rows, act + k * I + r0);
@@ -127,7 +128,7 @@ void down_part(const Wave& wave, int64_t p) {
     if (down_buf.size() < static_cast<size_t>(n * cols)) down_buf.resize(n * cols);
     float* down = down_buf.data();
     cpu_linear_op(row_slice(a.experts[item.expert].down, c0, c1), wave.act + item.row * I, n, down,
-                  nullptr);
+                  nullptr, *wave.linear);
     if (a.bf16_activations) round_to_bf16(down, n * cols);
     for (int64_t k = 0; k < n; ++k) {
       const int64_t at = item.first + k;
@@ -175,7 +176,7 @@ struct MoeScratch {
 
 }  // namespace
 
-void cpu_moe(const MoeArgs& a, ThreadPool* pool) {
+void cpu_moe(const MoeArgs& a, ThreadPool* pool, const CpuLinearOptions& linear) {
   thread_local MoeScratch s;
   const int64_t H = a.hidden, I = a.inter, T = a.T;
   plan_moe_into(a.expert_ids, a.expert_weights, T, a.top_k, a.num_experts, s.plan, a.expert_begin,
@@ -221,6 +222,7 @@ void cpu_moe(const MoeArgs& a, ThreadPool* pool) {
     Wave wave;
     wave.args = &a;
     wave.plan = &plan;
+    wave.linear = &linear;
     wave.items = s.items.data() + begin;
     wave.num_items = static_cast<int>(end - begin);
     wave.single_token = single_token;

@@ -91,13 +91,49 @@ TEST(ActivationsFlag, BadValuesNameTheFlagOrTheVariable) {
   EXPECT_NE(env.find("fp16"), std::string::npos) << env;
 }
 
-TEST(ActivationsFlag, UseSetsTheEnginePrecision) {
-  const ActivationPrecision before = engine_activation_precision();
-  use_activations_flag("bf16");
-  EXPECT_EQ(engine_activation_precision(), ActivationPrecision::kBF16);
-  use_activations_flag("f32");
-  EXPECT_EQ(engine_activation_precision(), ActivationPrecision::kF32);
-  set_engine_activation_precision(before);
+TEST(ActivationsFlag, TheConfigurationTakesTheFlagAndTheEnvironment) {
+  CpuEnvironment env;
+  CpuKernelConfig c = cpu_kernel_config("bf16", env);
+  EXPECT_EQ(c.activations, ActivationPrecision::kBF16);
+  EXPECT_EQ(c.isa, default_cpu_isa());
+  EXPECT_EQ(c.amx, cpu_features().amx_bf16);
+  env.activations = "bf16-batches";
+  EXPECT_EQ(cpu_kernel_config("", env).activations, ActivationPrecision::kBF16Batches);
+  EXPECT_EQ(cpu_kernel_config("f32", env).activations, ActivationPrecision::kF32);
+  // MINIMAX_CPU_ISA caps the level, and `auto` follows it: f32 below AVX-512.
+  env = {};
+  env.isa = "scalar";
+  c = cpu_kernel_config("auto", env);
+  EXPECT_EQ(c.isa, CpuIsa::kScalar);
+  EXPECT_EQ(c.activations, ActivationPrecision::kF32);
+  env.amx = "0";
+  EXPECT_FALSE(cpu_kernel_config("", env).amx);
+}
+
+std::string config_error(const CpuEnvironment& env) {
+  try {
+    cpu_kernel_config("", env);
+  } catch (const std::exception& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(ActivationsFlag, BadEnvironmentValuesNameTheVariable) {
+  CpuEnvironment env;
+  env.isa = "sse9";
+  EXPECT_NE(config_error(env).find("MINIMAX_CPU_ISA"), std::string::npos) << config_error(env);
+  env = {};
+  env.amx = "yes";
+  EXPECT_NE(config_error(env).find("MINIMAX_CPU_AMX"), std::string::npos) << config_error(env);
+  env = {};
+  env.activations = "fp16";
+  EXPECT_NE(config_error(env).find("MINIMAX_CPU_ACTIVATIONS"), std::string::npos);
+  if (!cpu_supports(CpuIsa::kAvx512)) {
+    env = {};
+    env.isa = "avx512";
+    EXPECT_NE(config_error(env).find("does not support"), std::string::npos);
+  }
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 
 #include "kernel_test_util.h"
 #include "kernels/cpu/attention_kernels.h"
+#include "kernels/cpu/cpu_config.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/cpu_ops.h"
 #include "kernels/cpu/linear.h"
@@ -151,14 +152,8 @@ std::vector<double> bounds(const Problem& p, int64_t t, int h) {
 class AmxAttention : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!cpu_amx_enabled()) GTEST_SKIP() << "no AMX here (or MINIMAX_CPU_AMX=0): not taken";
-    saved_ = engine_activation_precision();
-    set_engine_activation_precision(ActivationPrecision::kBF16x2);
+    if (!cpu_features().amx_bf16) GTEST_SKIP() << "no AMX here: not taken";
   }
-  void TearDown() override {
-    if (cpu_amx_enabled()) set_engine_activation_precision(saved_);
-  }
-  ActivationPrecision saved_ = ActivationPrecision::kF32;
 };
 
 TEST_F(AmxAttention, WithinBoundOfTheReference) {
@@ -190,7 +185,7 @@ TEST_F(AmxAttention, WithinBoundOfTheReference) {
     std::vector<float> got(p.T() * c.heads * c.d), want(got.size());
     ASSERT_TRUE(cpu_ops_detail::amx_attention_applies(p.args(got.data()), CpuIsa::kAvx512))
         << c.name;
-    cpu_attention_at(p.args(got.data()), &pool, CpuIsa::kAvx512);
+    cpu_attention_at(p.args(got.data()), &pool, CpuIsa::kAvx512, /*amx_tiles=*/true);
     reference::attention(p.args(want.data()), nullptr);
     double worst = 0;
     for (int64_t t = 0; t < p.T(); ++t)
@@ -220,7 +215,7 @@ TEST_F(AmxAttention, SoftmaxWeightsKeepSixteenBits) {
   encode_kv_row(k.data(), 16 * 64, KvDtype::kBF16, p.kc.data());
   std::vector<float> got(16 * 64), want(got.size());
   ThreadPool pool(1);
-  cpu_attention_at(p.args(got.data()), &pool, CpuIsa::kAvx512);
+  cpu_attention_at(p.args(got.data()), &pool, CpuIsa::kAvx512, /*amx_tiles=*/true);
   reference::attention(p.args(want.data()), nullptr);
   double vmax = 0;
   for (float x : p.v) vmax = std::max(vmax, std::fabs(double(x)));
@@ -233,8 +228,8 @@ TEST_F(AmxAttention, PagedAndThreadCountsGiveTheSameBits) {
   const Problem p = make_amx_problem(24, 4, 128, positions_from(40, 50), 9);
   std::vector<float> one(p.T() * 24 * 128), three(one.size()), paged(one.size());
   ThreadPool single(1), several(3);
-  cpu_attention_at(p.args(one.data()), &single, CpuIsa::kAvx512);
-  cpu_attention_at(p.args(three.data()), &several, CpuIsa::kAvx512);
+  cpu_attention_at(p.args(one.data()), &single, CpuIsa::kAvx512, /*amx_tiles=*/true);
+  cpu_attention_at(p.args(three.data()), &several, CpuIsa::kAvx512, /*amx_tiles=*/true);
   EXPECT_EQ(one, three);
   // The same cache in pages of 8 slots, stored in reverse page order.
   constexpr int kPage = 8;
@@ -254,7 +249,7 @@ TEST_F(AmxAttention, PagedAndThreadCountsGiveTheSameBits) {
   AttentionArgs a = q.args(paged.data());
   a.page_table = table.data();
   a.page_size = kPage;
-  cpu_attention_at(a, &several, CpuIsa::kAvx512);
+  cpu_attention_at(a, &several, CpuIsa::kAvx512, /*amx_tiles=*/true);
   EXPECT_EQ(one, paged);
 }
 
@@ -262,10 +257,10 @@ TEST_F(AmxAttention, EveryVisibleBlockSelectedIsBitIdenticalToDense) {
   Problem p = make_amx_problem(16, 4, 128, positions_from(100, 40), 21);
   std::vector<float> dense(p.T() * 16 * 128), sparse(dense.size());
   ThreadPool pool(2);
-  cpu_attention_at(p.args(dense.data()), &pool, CpuIsa::kAvx512);
+  cpu_attention_at(p.args(dense.data()), &pool, CpuIsa::kAvx512, /*amx_tiles=*/true);
   for (int block : {16, 48}) {  // blocks inside and across the kernel's 32-slot tiles
     choose_blocks(p, block, 1.0, 22);
-    cpu_attention_at(p.args(sparse.data()), &pool, CpuIsa::kAvx512);
+    cpu_attention_at(p.args(sparse.data()), &pool, CpuIsa::kAvx512, /*amx_tiles=*/true);
     EXPECT_EQ(dense, sparse) << "block " << block;
   }
 }
@@ -284,8 +279,10 @@ TEST_F(AmxAttention, TakenOnlyForBf16AndFp8CachesUnderBf16Activations) {
   EXPECT_TRUE(cpu_ops_detail::amx_attention_applies(fp8, CpuIsa::kAvx512));
   f32.kv_dtype = KvDtype::kF32;  // not bf16 values: the f32 kernels
   EXPECT_FALSE(cpu_ops_detail::amx_attention_applies(f32, CpuIsa::kAvx512));
-  set_engine_activation_precision(ActivationPrecision::kF32);
-  EXPECT_FALSE(cpu_ops_detail::amx_attention_applies(a, CpuIsa::kAvx512));
+  // The f32 configuration does not ask for the tiles (CpuKernelConfig::amx_attention).
+  CpuKernelConfig f32_config;
+  f32_config.activations = ActivationPrecision::kF32;
+  EXPECT_FALSE(f32_config.amx_attention());
 }
 
 }  // namespace

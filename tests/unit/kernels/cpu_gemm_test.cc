@@ -100,7 +100,7 @@ void check(const GemmWeight& w, int64_t tokens, uint32_t seed, const std::string
   // tiles 64k wide take w exactly and scale each tile's sum, other tiles a multiple of 16 wide
   // take w · scale as bf16 hi + lo (within 2^-16).
   const bool amx =
-      cpu_amx_enabled() && (v.format != WeightFormat::kFp8Block || v.block_cols % 16 == 0);
+      cpu_features().amx_bf16 && (v.format != WeightFormat::kFp8Block || v.block_cols % 16 == 0);
   const bool block = v.format == WeightFormat::kFp8Block && !amx;
   const bool amx_block = v.format == WeightFormat::kFp8Block && amx && v.block_cols % 64 != 0;
   const double terms = amx ? static_cast<double>(v.cols) : v.cols / 8.0;

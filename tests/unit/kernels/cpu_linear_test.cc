@@ -7,6 +7,7 @@
 // (2^-16·Σ|x|·|w|), which checks that the rounding of x is their only extra error.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstring>
@@ -265,14 +266,14 @@ std::string unsupported(const Path& p) {
 }
 
 // Whether the call takes the batch GEMM: kBatchTokens or more tokens under a bf16 precision on
-// AVX-512 with AVX512_BF16, for a format it has. On AMX (cpu_amx_enabled()) that is every format
-// but f32 (FP8 tiles whose width is a multiple of 16; other tiles take the vdpbf16ps GEMM), else
-// bf16 and FP8.
+// AVX-512 with AVX512_BF16, for a format it has. On AMX (cpu_features().amx_bf16) that is every
+// format but f32 (FP8 tiles whose width is a multiple of 16; other tiles take the vdpbf16ps GEMM),
+// else bf16 and FP8.
 bool takes_gemm(const Path& p, const WeightView& w, int64_t tokens) {
   if (p.activations == ActivationPrecision::kF32 || tokens < kBatchTokens ||
       p.isa != CpuIsa::kAvx512 || !cpu_features().avx512_bf16)
     return false;
-  if (cpu_amx_enabled() && w.format != WeightFormat::kF32) return true;
+  if (cpu_features().amx_bf16 && w.format != WeightFormat::kF32) return true;
   return w.format == WeightFormat::kBF16 || w.format == WeightFormat::kFp8Channel ||
          w.format == WeightFormat::kFp8Block;
 }
@@ -281,8 +282,8 @@ bool takes_gemm(const Path& p, const WeightView& w, int64_t tokens) {
 // its tile's scale, split into bf16 hi + lo (within 2^-16 relative), with the activations as the
 // path takes them. (Tiles 64k wide decode exactly and scale the sums.)
 bool amx_scaled_weights(const Path& p, const WeightView& w, int64_t tokens) {
-  return takes_gemm(p, w, tokens) && cpu_amx_enabled() && w.format == WeightFormat::kFp8Block &&
-         w.block_cols % 16 == 0 && w.block_cols % 64 != 0;
+  return takes_gemm(p, w, tokens) && cpu_features().amx_bf16 &&
+         w.format == WeightFormat::kFp8Block && w.block_cols % 16 == 0 && w.block_cols % 64 != 0;
 }
 
 // How the path's kernel takes the activations for this weight: the GEMM rounds them (kBF16) or
@@ -351,7 +352,7 @@ void check_path(const Path& path, const LinearCase& c, const std::string& what) 
                                                            : 0.0;
   // tdpbf16ps sums every product of an output into one f32 in turn: the first-order bound of a
   // sum of cols terms, not the row kernels' eight partial sums.
-  const double terms = takes_gemm(path, w, c.tokens) && cpu_amx_enabled()
+  const double terms = takes_gemm(path, w, c.tokens) && cpu_features().amx_bf16
                            ? static_cast<double>(w.cols)
                            : static_cast<double>(w.cols) / 8;
   ASSERT_EQ(ref.y.size(), static_cast<size_t>(c.tokens * w.rows));
@@ -596,14 +597,31 @@ TEST(CpuLinear, DefaultEntryPointsAgreeWithExplicitDefaultIsa) {
   CpuLinearOptions options;
   options.isa = default_cpu_isa();
   cpu_linear(w.view, x.data(), 3, b.data(), pool, options);
-  cpu_linear_op(w.view, x.data(), 3, c.data(), nullptr);
+  cpu_linear_op(w.view, x.data(), 3, c.data(), nullptr, CpuLinearOptions{});
   EXPECT_EQ(a, b);
   EXPECT_EQ(a, c);
 }
 
-TEST(CpuLinear, BackendTableUsesIt) {
-  EXPECT_EQ(cpu_kernel_ops().linear, &cpu_linear_op);
-  EXPECT_EQ(kernel_ops(BackendKind::kCpu).linear, &cpu_linear_op);
+TEST(CpuLinear, BackendTableRunsItWithTheConfiguredPrecision) {
+  const Weight w = random_linear_weight(WeightFormat::kBF16, 37, 333, 502);
+  const int64_t tokens = 16;  // a batch: the bf16 GEMM where the CPU has one
+  Activations x = random_activations(tokens, 333, 503);
+  ThreadPool pool(2);
+  std::vector<std::vector<float>> outputs;
+  for (const auto p : {ActivationPrecision::kF32, ActivationPrecision::kBF16}) {
+    CpuKernelConfig config;
+    config.activations = p;
+    std::vector<float> got(tokens * 37), want(tokens * 37);
+    cpu_kernel_ops(config).linear(w.view, x.data(), tokens, got.data(), &pool);
+    cpu_linear(w.view, x.data(), tokens, want.data(), pool, config.linear());
+    EXPECT_EQ(got, want) << activation_precision_name(p);
+    outputs.push_back(got);
+  }
+  // Not vacuous where bf16 kernels exist: the two configurations compute differently.
+  if (cpu_features().avx512_bf16 && default_cpu_isa() == CpuIsa::kAvx512)
+    EXPECT_NE(outputs[0], outputs[1]);
+  const std::vector<std::string_view>& fallbacks = kernel_ops(BackendKind::kCpu).from_reference;
+  EXPECT_EQ(std::find(fallbacks.begin(), fallbacks.end(), "linear"), fallbacks.end());
 }
 
 TEST(CpuLinear, FeaturesAreConsistent) {

@@ -334,20 +334,21 @@ TEST(CpuEmbedding, RowsEqualTheReferenceInEveryFormat) {
 
 // ---- Registration -------------------------------------------------------------------------------
 
-TEST(CpuBackendTable, ProvidesEveryOpButActivationQuantization) {
-  const KernelOps ops = cpu_kernel_ops();
-  EXPECT_EQ(ops.embedding, &cpu_embedding);
-  EXPECT_EQ(ops.rms_norm, &cpu_rms_norm);
-  EXPECT_EQ(ops.rope, &cpu_rope);
-  EXPECT_EQ(ops.attention, &cpu_attention);
-  EXPECT_EQ(ops.select_blocks, &cpu_select_blocks);
-  EXPECT_EQ(ops.route, &cpu_route);
-  EXPECT_EQ(ops.glu, &cpu_glu);
-  EXPECT_EQ(ops.moe, &cpu_moe);
+TEST(CpuBackendTable, ProvidesEveryOpButActivationQuantizationAndCopies) {
+  const KernelOps ops = cpu_kernel_ops(CpuKernelConfig{});
+  for (const bool provided : {ops.embedding != nullptr, ops.rms_norm != nullptr,
+                              ops.rope != nullptr, ops.attention != nullptr,
+                              ops.select_blocks != nullptr, ops.route != nullptr,
+                              ops.glu != nullptr, ops.moe != nullptr, ops.linear != nullptr,
+                              ops.add != nullptr})
+    EXPECT_TRUE(provided);
   EXPECT_EQ(ops.quantize_activations, nullptr);
-  const KernelOps& table = kernel_ops(BackendKind::kCpu);
-  EXPECT_EQ(table.moe, &cpu_moe);
-  EXPECT_EQ(table.quantize_activations, reference_ops().quantize_activations);
+  // The completed table names what it took from the reference: exactly the ops left out above.
+  std::vector<std::string_view> fallbacks = kernel_ops(BackendKind::kCpu).from_reference;
+  std::sort(fallbacks.begin(), fallbacks.end());
+  EXPECT_EQ(fallbacks,
+            (std::vector<std::string_view>{"copy", "gather_rows", "quantize_activations",
+                                           "rms_norm_from_sums", "store_kv", "sum_squares"}));
 }
 
 }  // namespace

@@ -63,19 +63,23 @@ TEST(DotPeak, AmxLoopDoesTheWorkItCounts) {
 }
 
 TEST(DotPeak, BatchInstructionFollowsTheKernels) {
-  EXPECT_EQ(batch_dot_instruction(CpuIsa::kScalar), DotInstruction::kScalarFma);
-  EXPECT_EQ(batch_dot_instruction(CpuIsa::kAvx2), DotInstruction::kFmaYmm);
-  const ActivationPrecision before = engine_activation_precision();
-  for (const auto p : {ActivationPrecision::kF32, ActivationPrecision::kBF16,
-                       ActivationPrecision::kBF16Batches, ActivationPrecision::kBF16x2}) {
-    set_engine_activation_precision(p);
-    const bool dp = cpu_features().avx512_bf16 && p != ActivationPrecision::kF32;
-    const DotInstruction batch =
-        cpu_amx_enabled() ? DotInstruction::kAmxBf16 : DotInstruction::kDpbf16Zmm;
-    EXPECT_EQ(batch_dot_instruction(CpuIsa::kAvx512), dp ? batch : DotInstruction::kFmaZmm)
-        << activation_precision_name(p);
-  }
-  set_engine_activation_precision(before);
+  CpuKernelConfig config;
+  config.isa = CpuIsa::kScalar;
+  EXPECT_EQ(batch_dot_instruction(config), DotInstruction::kScalarFma);
+  config.isa = CpuIsa::kAvx2;
+  EXPECT_EQ(batch_dot_instruction(config), DotInstruction::kFmaYmm);
+  config.isa = CpuIsa::kAvx512;
+  for (const bool amx : {false, true})
+    for (const auto p : {ActivationPrecision::kF32, ActivationPrecision::kBF16,
+                         ActivationPrecision::kBF16Batches, ActivationPrecision::kBF16x2}) {
+      config.amx = amx;
+      config.activations = p;
+      const bool dp = cpu_features().avx512_bf16 && p != ActivationPrecision::kF32;
+      const DotInstruction batch =
+          amx && cpu_features().amx_bf16 ? DotInstruction::kAmxBf16 : DotInstruction::kDpbf16Zmm;
+      EXPECT_EQ(batch_dot_instruction(config), dp ? batch : DotInstruction::kFmaZmm)
+          << activation_precision_name(p) << " amx " << amx;
+    }
 }
 
 }  // namespace

@@ -39,6 +39,13 @@ class FakeDeviceBackend : public Backend {
   void release(void* data, size_t) override { ::operator delete(data); }
 };
 
+// Whether the table entry `fn` holds the plain function `f`.
+template <class Fn, class R, class... A>
+bool holds(const Fn& fn, R (*f)(A...)) {
+  const auto* target = fn.template target<R (*)(A...)>();
+  return target != nullptr && *target == f;
+}
+
 std::string error_of(const std::function<void()>& fn) {
   try {
     fn();
@@ -52,7 +59,7 @@ TEST(Backend, ReferenceAndCpuTablesAreComplete) {
   EXPECT_TRUE(complete(reference_ops()));
   EXPECT_TRUE(complete(kernel_ops(BackendKind::kCpu)));
   EXPECT_EQ(&kernel_ops(BackendKind::kReference), &reference_ops());
-  EXPECT_EQ(reference_ops().moe, &reference::moe);
+  EXPECT_TRUE(holds(reference_ops().moe, &reference::moe));
 }
 
 TEST(Backend, MissingOpsFallBackToTheReference) {
@@ -62,9 +69,9 @@ TEST(Backend, MissingOpsFallBackToTheReference) {
   const KernelOps full = complete_with_reference(partial);
   EXPECT_TRUE(complete(full));
   EXPECT_STREQ(full.name, "partial");
-  EXPECT_EQ(full.glu, &fake_glu);  // provided ops are kept
-  EXPECT_EQ(full.linear, &reference::linear);
-  EXPECT_EQ(full.attention, &reference::attention);
+  EXPECT_TRUE(holds(full.glu, &fake_glu));  // provided ops are kept
+  EXPECT_TRUE(holds(full.linear, &reference::linear));
+  EXPECT_TRUE(holds(full.attention, &reference::attention));
 }
 
 TEST(Backend, OnlyHostBackendsAreCompletedFromTheReference) {
@@ -74,7 +81,7 @@ TEST(Backend, OnlyHostBackendsAreCompletedFromTheReference) {
   auto host = create_host_backend(partial);
   EXPECT_TRUE(host->host_memory());
   EXPECT_TRUE(complete(host->ops()));
-  EXPECT_EQ(host->ops().glu, &fake_glu);
+  EXPECT_TRUE(holds(host->ops().glu, &fake_glu));
   EXPECT_EQ(host->name(), "partial");
   // The same partial table on a device backend is refused, naming the first missing op.
   EXPECT_NE(error_of([&] { FakeDeviceBackend device(partial); }).find("op 'add'"),
@@ -87,7 +94,7 @@ TEST(Backend, RegisteredExplicitly) {
   std::vector<std::string> names;
   for (const BackendEntry& e : registered_backends()) {
     names.emplace_back(e.name);
-    auto backend = e.create();
+    auto backend = e.create(BackendOptions{});
     EXPECT_EQ(backend->name(), e.name);
     EXPECT_TRUE(complete(backend->ops())) << e.name;
   }

@@ -21,7 +21,8 @@
 // bf16, at least), so each one moves. As with the bf16 KV cache
 // (kv_dtype_model_test.cc) the errors are not smooth in the rounding: on these random tiny models
 // a perturbation can flip a discrete choice (router top-k, MSA blocks).
-// Every other test of this binary runs with f32 activations (tests/unit/f32_activations.cc).
+// Every other test of this binary runs with f32 activations: ModelOptions::cpu's default, which
+// no environment variable changes (the library reads none).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -66,13 +67,6 @@ double tolerance(ActivationPrecision p) {
   return 0;
 }
 
-// Sets the engine's precision for one scope and puts f32 back (what the rest of the binary uses).
-class ScopedPrecision {
- public:
-  explicit ScopedPrecision(ActivationPrecision p) { set_engine_activation_precision(p); }
-  ~ScopedPrecision() { set_engine_activation_precision(ActivationPrecision::kF32); }
-};
-
 struct Distance {
   double max_error = 0;    // max |cpu engine − golden| over the checked logits and the last row
   bool same_top1 = false;  // the last position's top-1 id is the golden's
@@ -80,8 +74,7 @@ struct Distance {
 
 // The cpu engine on golden `g` at precision `p`.
 Distance distance_at(const nlohmann::json& g, ActivationPrecision p) {
-  const ScopedPrecision scoped(p);
-  const std::vector<float> logits = golden_forward(g, BackendKind::kCpu, KvDtype::kF32);
+  const std::vector<float> logits = golden_forward(g, BackendKind::kCpu, KvDtype::kF32, p);
   return {golden_distance(logits, g), last_argmax(logits, g) == golden_last_argmax(g)};
 }
 
@@ -93,8 +86,6 @@ bool bf16_kernels_run() {
 class ActivationPrecisionModelTest : public ::testing::TestWithParam<ActivationPrecision> {};
 
 TEST_P(ActivationPrecisionModelTest, EveryGoldenWithinTheStatedTolerance) {
-  // The binary's pin (f32_activations.cc) is in force when a test starts.
-  ASSERT_EQ(engine_activation_precision(), ActivationPrecision::kF32);
   const ActivationPrecision p = GetParam();
   double worst = 0;
   for (const std::string& name : golden_names()) {
@@ -107,7 +98,6 @@ TEST_P(ActivationPrecisionModelTest, EveryGoldenWithinTheStatedTolerance) {
   }
   std::printf("[ measured ] activations %s: max over the goldens %.3g (tolerance %.3g)\n",
               activation_precision_name(p), worst, tolerance(p));
-  EXPECT_EQ(engine_activation_precision(), ActivationPrecision::kF32);
   // Not vacuous: the bf16 kernels ran and do round (f32 is within 2e-6 of these goldens).
   if (bf16_kernels_run() && p != ActivationPrecision::kF32) {
     const bool split =

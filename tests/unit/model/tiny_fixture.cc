@@ -123,10 +123,11 @@ std::vector<int32_t> iota_positions(size_t n) {
   return p;
 }
 
-std::vector<float> golden_forward(const nlohmann::json& golden, BackendKind backend,
-                                  KvDtype dtype) {
+std::vector<float> golden_forward(const nlohmann::json& golden, BackendKind backend, KvDtype dtype,
+                                  ActivationPrecision activations) {
   ModelOptions options;
   options.backend = backend;
+  options.cpu.activations = activations;
   options.threads = 2;
   auto model = Model::load(golden_checkpoint(golden), options);
   const auto tokens = golden.at("tokens").get<std::vector<int32_t>>();

@@ -55,7 +55,8 @@ std::vector<int32_t> iota_positions(size_t n);
 
 // The logits of every position [tokens, vocab] of `golden`'s tokens on its checkpoint with
 // `backend`, in a KV cache of `dtype` (the cache's type is checked).
-std::vector<float> golden_forward(const nlohmann::json& golden, BackendKind backend, KvDtype dtype);
+std::vector<float> golden_forward(const nlohmann::json& golden, BackendKind backend, KvDtype dtype,
+                                  ActivationPrecision activations = ActivationPrecision::kF32);
 // max |logits − golden| over the golden's checked top logits and its whole last row.
 double golden_distance(const std::vector<float>& logits, const nlohmann::json& golden);
 // The token id of the largest logit in the last row of `logits`, and in the golden's.

@@ -1,0 +1,30 @@
+// What the CPU backend is configured with: the instruction-set level its kernels use, whether the
+// batch GEMM and prefill attention may use AMX tiles, and the precision of the activations in the
+// matrix products. A field of the backend's options (kernels/backend.h BackendOptions), set by the
+// commands from their flags (and the MINIMAX_CPU_* environment variables, read in src/cli/ only);
+// the kernels read nothing process-wide.
+#pragma once
+
+#include "kernels/cpu/cpu_features.h"
+#include "kernels/cpu/linear.h"
+
+namespace minimax {
+
+struct CpuKernelConfig {
+  CpuIsa isa = default_cpu_isa();      // the best level the CPU supports
+  bool amx = cpu_features().amx_bf16;  // use AMX where the CPU has it
+  ActivationPrecision activations = ActivationPrecision::kF32;
+
+  CpuLinearOptions linear() const {
+    CpuLinearOptions options;
+    options.isa = isa;
+    options.amx = amx;
+    options.activations = activations;
+    return options;
+  }
+  // Prefill attention on AMX tiles rounds Q and K to split bf16: only when the activations are not
+  // asked to stay f32.
+  bool amx_attention() const { return amx && activations != ActivationPrecision::kF32; }
+};
+
+}  // namespace minimax
