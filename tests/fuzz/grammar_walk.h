@@ -42,10 +42,10 @@ class WalkChoices {
 // Tokens beyond the single bytes: pieces of JSON and of the tool-call formats, and whole UTF-8
 // characters of two to four bytes, so that masks take multi-byte paths through the trie.
 inline const char* const kWalkTokens[] = {
-    "{\"",  "\":",     "\",\"", "\"}",      "}}",   "[]",    "[{",     "true",     "false",
-    "null", "12",      "-1",    ".5",       "e+9",  "abc",   "ab",     "  ",       "\\n",
-    "\\\"", "\\u00e9", "é",     "中",       "😀",   "é\"",   "</",     "name=\"", "\">",
-    "parameter", "item", "invoke", "2024-01-01", "T12:00:00Z", "-0000-"};
+    "{\"",       "\":",     "\",\"",  "\"}",        "}}",         "[]",    "[{", "true",    "false",
+    "null",      "12",      "-1",     ".5",         "e+9",        "abc",   "ab", "  ",      "\\n",
+    "\\\"",      "\\u00e9", "é",      "中",         "😀",          "é\"",   "</", "name=\"", "\">",
+    "parameter", "item",    "invoke", "2024-01-01", "T12:00:00Z", "-0000-"};
 
 // The vocabulary for `grammar`: the walk tokens, then its markers and "<end>" as special tokens.
 inline std::shared_ptr<const TokenTrie> walk_vocab(const Grammar& grammar, int32_t& end_token) {
@@ -125,7 +125,8 @@ inline void walk_grammar(std::shared_ptr<const Grammar> grammar, WalkChoices& ch
       if (marker != marker_tokens.end()) {
         state = oracle.next(state, marker_symbol(static_cast<int>(marker - marker_tokens.begin())));
       } else {
-        for (char c : vocab->token_bytes(token)) state = oracle.next(state, static_cast<uint8_t>(c));
+        for (char c : vocab->token_bytes(token))
+          state = oracle.next(state, static_cast<uint8_t>(c));
       }
       // Forgetting the other states must leave this one working.
       if (step == steps / 2) state = oracle.reset_keeping(state);

@@ -2,7 +2,8 @@
 // taken as a pattern, must compile to a grammar or throw minimax::Error; a grammar that compiles
 // is then run as constrained decoding runs it (grammar_walk.h), as JSON string content and as raw
 // text without '<' (an M2 tool-call value). Crashes, hangs, other exceptions, masks that disagree
-// with the automaton and sanitizer reports are the failures. Seed corpus: tests/data/regex_patterns/.
+// with the automaton and sanitizer reports are the failures. Seed corpus:
+// tests/data/regex_patterns/.
 #include <cstddef>
 #include <cstdint>
 #include <memory>

@@ -30,7 +30,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   if (request.tools.is_null()) return 0;  // an empty array: no tools
   const bool named = size % 2 == 1;
-  const std::string only_tool = named ? request.tools[0]["function"]["name"].get<std::string>() : "";
+  const std::string only_tool =
+      named ? request.tools[0]["function"]["name"].get<std::string>() : "";
   minimax::fuzz::WalkChoices choices(tools);
   for (auto format : {minimax::ParserFormat::kMinimaxM2, minimax::ParserFormat::kMinimaxM3}) {
     std::shared_ptr<const minimax::Grammar> grammar;
