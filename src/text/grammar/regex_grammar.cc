@@ -160,7 +160,9 @@ class RegexCompiler {
 
   int number() {
     int value = 0;
-    if (!std::isdigit(static_cast<uint8_t>(p_[pos_]))) error("expected a number");
+    // "x{2," may end the pattern: a bound must not be read past it.
+    if (pos_ == p_.size() || !std::isdigit(static_cast<uint8_t>(p_[pos_])))
+      error("expected a number");
     while (pos_ < p_.size() && std::isdigit(static_cast<uint8_t>(p_[pos_]))) {
       value = value * 10 + (p_[pos_++] - '0');
       if (value > kMaxRepeat) error("repetition bounds above {} are not supported", kMaxRepeat);

@@ -216,6 +216,18 @@ TEST(RegexGrammar, UnsupportedSyntaxNamesTheOffset) {
   }
 }
 
+TEST(RegexGrammar, ARepetitionCutOffAfterItsCommaIsNotReadPastThePattern) {
+  // Found by tests/fuzz/regex_grammar_fuzz.cc: the upper bound was read one byte past "x{2,".
+  const std::string text = "x{2,9}";
+  GrammarBuilder b;
+  try {
+    regex_rule(b, std::string_view(text).substr(0, 4), TextEncoding{});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_THAT(e.what(), HasSubstr("offset 4: expected a number"));
+  }
+}
+
 // A vocabulary of every 1- and 2-byte string over a small alphabet plus some longer tokens, and
 // a special marker token.
 std::shared_ptr<const TokenTrie> small_vocab(std::vector<std::string>& tokens) {
