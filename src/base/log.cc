@@ -1,23 +1,22 @@
-// Logging: one line per message on stderr, level from MINIMAX_LOG.
+// Logging: one line per message on stderr, below a threshold dropped.
 #include "base/log.h"
 
+#include <atomic>
 #include <cstdio>
-#include <cstdlib>
-#include <cstring>
 #include <mutex>
 
 namespace minimax {
 
+namespace {
+std::atomic<int> g_threshold{static_cast<int>(LogLevel::kInfo)};
+}  // namespace
+
 LogLevel log_threshold() {
-  static const LogLevel level = [] {
-    const char* env = std::getenv("MINIMAX_LOG");
-    if (env == nullptr) return LogLevel::kInfo;
-    if (std::strcmp(env, "debug") == 0) return LogLevel::kDebug;
-    if (std::strcmp(env, "warn") == 0) return LogLevel::kWarn;
-    if (std::strcmp(env, "error") == 0) return LogLevel::kError;
-    return LogLevel::kInfo;
-  }();
-  return level;
+  return static_cast<LogLevel>(g_threshold.load(std::memory_order_relaxed));
+}
+
+void set_log_threshold(LogLevel level) {
+  g_threshold.store(static_cast<int>(level), std::memory_order_relaxed);
 }
 
 void log_write(LogLevel level, std::string_view message) {

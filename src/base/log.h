@@ -9,7 +9,10 @@ namespace minimax {
 
 enum class LogLevel { kDebug, kInfo, kWarn, kError };
 
+// Messages below the threshold are dropped: kInfo unless set (the command line sets it from
+// MINIMAX_LOG; the library reads no environment).
 LogLevel log_threshold();
+void set_log_threshold(LogLevel level);
 void log_write(LogLevel level, std::string_view message);
 
 template <typename... Args>

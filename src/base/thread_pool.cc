@@ -2,8 +2,8 @@
 // then sleep on condition variables.
 #include "base/thread_pool.h"
 
+#include <atomic>
 #include <chrono>
-#include <cstdlib>
 #include <string>
 
 #include "base/error.h"
@@ -40,17 +40,16 @@ void run_chunk(const std::function<void(size_t, size_t, size_t)>& fn, size_t n, 
 
 }  // namespace
 
-int64_t ThreadPool::spin_microseconds() {
-  static const int64_t us = [] {
-    const char* env = std::getenv("MINIMAX_POOL_SPIN_US");
-    if (env == nullptr || *env == '\0') return int64_t{50};
-    char* end = nullptr;
-    const long long v = std::strtoll(env, &end, 10);
-    if (*end != '\0' || v < 0 || v > 1000000)
-      fail("MINIMAX_POOL_SPIN_US: '{}' is not a number of microseconds from 0 to 1000000", env);
-    return static_cast<int64_t>(v);
-  }();
-  return us;
+namespace {
+std::atomic<int64_t> g_spin_us{50};
+}  // namespace
+
+int64_t ThreadPool::spin_microseconds() { return g_spin_us.load(std::memory_order_relaxed); }
+
+void ThreadPool::set_spin_microseconds(int64_t us) {
+  if (us < 0 || us > 1000000)
+    fail("pool spin: {} is not a number of microseconds from 0 to 1000000", us);
+  g_spin_us.store(us, std::memory_order_relaxed);
 }
 
 ThreadPool::ThreadPool(size_t num_threads) : spin_us_(spin_microseconds()) {

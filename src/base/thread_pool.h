@@ -4,7 +4,7 @@
 // Hand-offs spin briefly before they sleep: a decode step makes ~80 parallel_for calls a few
 // microseconds apart, and waking a sleeping thread through the kernel for each cost 10-15% of a
 // 2-thread step. Workers poll for the next job, and the caller for the workers' completion, for up
-// to spin_microseconds() (MINIMAX_POOL_SPIN_US, default 50; 0 never spins) and then block on a
+// to spin_microseconds() (default 50; 0 never spins) and then block on a
 // condition variable as before, so an idle pool costs nothing.
 #pragma once
 
@@ -33,9 +33,10 @@ class ThreadPool {
   // by any chunk is rethrown here after all chunks have finished.
   void parallel_for(size_t n, const std::function<void(size_t, size_t, size_t)>& fn);
 
-  // How long a hand-off polls before it sleeps: MINIMAX_POOL_SPIN_US (read once; an invalid value
-  // is an Error naming it), else 50.
+  // How long a hand-off polls before it sleeps, for pools made from now on: 50 unless set (the
+  // command line sets it from MINIMAX_POOL_SPIN_US; the library reads no environment).
   static int64_t spin_microseconds();
+  static void set_spin_microseconds(int64_t us);
 
  private:
   void worker_loop(size_t index);
