@@ -96,8 +96,7 @@ class ChatSink final : public OpenAiSink {
 
 HttpReply OpenAiService::chat_completions(const RouteCall& call) {
   ChatRequest request = parse_chat_request(call.body);
-  if (!request.generation.model.empty() && request.generation.model != options_.served_model_name)
-    return error_reply(model_not_found(request.generation.model));
+  check_model(request.generation.model);
   const BpeTokenizer& tokenizer = model_.tokenizer();
   const ChatPlan plan = plan_chat(model_, engine_, options_, request);
 

@@ -134,8 +134,7 @@ class CompletionSink final : public OpenAiSink {
 
 HttpReply OpenAiService::completions(const RouteCall& call) {
   CompletionRequest request = parse_completion_request(call.body);
-  if (!request.generation.model.empty() && request.generation.model != options_.served_model_name)
-    return error_reply(model_not_found(request.generation.model));
+  check_model(request.generation.model);
   const BpeTokenizer& tokenizer = model_.tokenizer();
 
   auto sink = std::make_shared<CompletionSink>(

@@ -165,8 +165,7 @@ HttpReply anthropic_errors(std::string_view route, F&& handle) {
 HttpReply OpenAiService::messages(const RouteCall& call) {
   return anthropic_errors("/v1/messages", [&] {
     MessagesRequest request = parse_messages_request(call.body);
-    if (request.chat.generation.model != options_.served_model_name)
-      return anthropic_error_reply(model_not_found(request.chat.generation.model));
+    check_model(request.chat.generation.model, /*empty_ok=*/false);
     apply_thinking(request, options_.parser_format);
     ChatPlan plan = plan_chat(model_, engine_, options_, request.chat);
     const BpeTokenizer& tokenizer = model_.tokenizer();
@@ -197,8 +196,7 @@ HttpReply OpenAiService::messages(const RouteCall& call) {
 HttpReply OpenAiService::count_message_tokens(const RouteCall& call) {
   return anthropic_errors("/v1/messages/count_tokens", [&] {
     MessagesRequest request = parse_count_tokens_request(call.body);
-    if (request.chat.generation.model != options_.served_model_name)
-      return anthropic_error_reply(model_not_found(request.chat.generation.model));
+    check_model(request.chat.generation.model, /*empty_ok=*/false);
     apply_thinking(request, options_.parser_format);
     const std::vector<int32_t> prompt =
         model_.control_guard().encode(render_prompt(model_, request.chat, options_.parser_format));

@@ -45,6 +45,11 @@ HttpReply OpenAiService::handle(std::string_view method, std::string_view path,
   }
 }
 
+void OpenAiService::check_model(std::string_view model, bool empty_ok) const {
+  if ((empty_ok && model.empty()) || model == options_.served_model_name) return;
+  throw ApiException(model_not_found(std::string(model)));
+}
+
 HttpReply OpenAiService::health(const RouteCall& /*call*/) {
   return HttpReply{200, "text/plain", "", {}};
 }

@@ -56,6 +56,10 @@ class OpenAiService : public HttpRoutes {
   HttpReply detokenize(const RouteCall& call);
 
  private:
+  // Throws ApiException 404 (model_not_found) unless `model` is the served model's name, or ""
+  // when `empty_ok` (OpenAI's routes take a request without one; Anthropic's require it).
+  void check_model(std::string_view model, bool empty_ok = true) const;
+
   const TextModel& model_;
   Engine& engine_;
   ServiceOptions options_;

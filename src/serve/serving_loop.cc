@@ -12,6 +12,10 @@ namespace {
 // cannot be mistaken for an engine or request error.
 constexpr int kClientClosedRequest = 499;
 constexpr int kClientGone = -2;
+// How long next_event waits on one stream before it looks at the client (and the other streams)
+// again: a lone stream blocks for a quarter second; several take short turns so none starves.
+constexpr auto kLoneStreamWait = std::chrono::milliseconds(250);
+constexpr auto kTurnWait = std::chrono::milliseconds(5);
 
 ApiError client_gone() {
   return ApiError{kClientClosedRequest, "client closed the request", "client_closed_request", ""};
@@ -24,8 +28,7 @@ bool is_client_gone(const ApiError& error) { return error.status == kClientClose
 // between waits of at most 250 ms, so a request still queued notices too).
 int next_event(std::vector<std::shared_ptr<RequestStream>>& streams, std::vector<bool>& finished,
                EngineEvent& event, DisconnectWatch& watch) {
-  // One stream: block on it. Several: take turns with short waits so none starves.
-  const auto slice = std::chrono::milliseconds(streams.size() == 1 ? 250 : 5);
+  const auto slice = streams.size() == 1 ? kLoneStreamWait : kTurnWait;
   for (;;) {
     if (watch.gone()) return kClientGone;
     bool any_open = false;

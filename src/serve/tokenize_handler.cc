@@ -15,9 +15,7 @@ using request_fields::Json;
 HttpReply OpenAiService::tokenize(const RouteCall& call) {
   const Json request = request_fields::parse_body(call.body);
   const Fields f(request, "");
-  if (const auto model = f.string("model");
-      model && !model->empty() && *model != options_.served_model_name)
-    return error_reply(model_not_found(*model));
+  check_model(f.string("model").value_or(""));
   const bool has_prompt = f.get("prompt") != nullptr, has_messages = f.get("messages") != nullptr;
   if (has_prompt == has_messages)
     fail_request(has_prompt ? "messages" : "prompt",
@@ -52,9 +50,7 @@ HttpReply OpenAiService::tokenize(const RouteCall& call) {
 HttpReply OpenAiService::detokenize(const RouteCall& call) {
   const Json request = request_fields::parse_body(call.body);
   const Fields f(request, "");
-  if (const auto model = f.string("model");
-      model && !model->empty() && *model != options_.served_model_name)
-    return error_reply(model_not_found(*model));
+  check_model(f.string("model").value_or(""));
   const Json* tokens = f.array("tokens");
   if (tokens == nullptr) fail_request("tokens", "tokens: required");
   std::vector<int32_t> ids;
@@ -73,8 +69,7 @@ HttpReply OpenAiService::detokenize(const RouteCall& call) {
 }
 
 HttpReply OpenAiService::model(const RouteCall& call) {
-  const std::string_view id = call.rest;
-  if (id != options_.served_model_name) return error_reply(model_not_found(std::string(id)));
+  check_model(call.rest, /*empty_ok=*/false);  // the id: the rest of the path
   const ModelCard card{options_.served_model_name, created_, engine_.options().max_model_len};
   return json_reply(200, models_json(std::span<const ModelCard>(&card, 1))["data"][0]);
 }
