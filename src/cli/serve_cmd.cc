@@ -22,7 +22,6 @@
 #include "cli/kv_cache_flag.h"
 #include "cli/parallel_flags.h"
 #include "cli/recipe_config.h"
-#include "model/kv_cache.h"
 #include "runtime/engine.h"
 #include "runtime/prefill_chunk.h"
 #include "runtime/text_model.h"
@@ -234,17 +233,9 @@ void run_serve(const ServeArgs& args) {
   engine_options.grammar_mask_budget_ms = args.grammar_mask_budget_ms;
   engine_options.prefix_caching = !args.no_prefix_caching;
   engine_options.model_name = service.served_model_name;
-  engine_options.max_model_len = args.max_model_len;
+  engine_options.max_model_len = args.max_model_len;  // 0: the engine resolves it
   engine_options.kv_cache_bytes_name = "--kv-cache-memory " + args.kv_cache_memory;
   engine_options.max_model_len_name = "--max-model-len";
-  if (engine_options.max_model_len == 0) {
-    // The model's context, or what the KV cache holds for one request if that is less.
-    const int64_t blocks =
-        engine_options.kv_cache_bytes /
-        KvBlockPool::bytes_per_block(config, args.block_size, engine_options.kv_cache_dtype);
-    engine_options.max_model_len =
-        std::min<int64_t>(config.max_position_embeddings, blocks * args.block_size);
-  }
   Engine engine(model->model(), model->tokenizer(), engine_options);
   OpenAiService routes(*model, engine, service);
 

@@ -26,11 +26,6 @@ HttpReply OpenAiService::error(std::string_view path, int status, std::string_vi
   return error_reply(e);
 }
 
-HttpReply OpenAiService::models() const {
-  const ModelCard card{options_.served_model_name, created_, engine_.options().max_model_len};
-  return json_reply(200, models_json(std::span<const ModelCard>(&card, 1)));
-}
-
 RouteAccess OpenAiService::access(std::string_view path) { return route_access(path); }
 
 HttpReply OpenAiService::handle(std::string_view method, std::string_view path,
@@ -40,40 +35,37 @@ HttpReply OpenAiService::handle(std::string_view method, std::string_view path,
     if (route == nullptr) return error(path, 404, fmt::format("no route {} {}", method, path));
     if (method != route->method)  // the transport answers this first; kept for direct calls
       return error(path, 405, fmt::format("method {} is not allowed on {}", method, path));
-    switch (route->id) {
-      case RouteId::kHealth:
-        return HttpReply{200, "text/plain", "", {}};
-      case RouteId::kMetrics:
-        return HttpReply{200,
-                         "text/plain; version=0.0.4; charset=utf-8",
-                         engine_.metrics().render_prometheus(),
-                         {}};
-      case RouteId::kWebFile:
-        return web_file_reply(*find_web_file(path));
-      case RouteId::kModels:
-        return models();
-      case RouteId::kModel:  // the id is the rest of the path, slashes included
-        return model(path.substr(route->path.size()));
-      case RouteId::kChatCompletions:
-        return chat_completions(body, client_alive);
-      case RouteId::kCompletions:
-        return completions(body, client_alive);
-      case RouteId::kMessages:
-        return messages(body, client_alive);
-      case RouteId::kCountTokens:
-        return count_message_tokens(body);
-      case RouteId::kTokenize:
-        return tokenize(body);
-      case RouteId::kDetokenize:
-        return detokenize(body);
-    }
-    return error(path, 404, fmt::format("no route {} {}", method, path));
+    const RouteCall call{path, path.substr(route->path.size()), body, client_alive};
+    return (this->*route->handler)(call);
   } catch (const ApiException& e) {
     return error_reply(e.error());
   } catch (const std::exception& e) {
     log_warn("{} {}: {}", method, path, e.what());
     return error_reply(internal_error(e.what()));
   }
+}
+
+void OpenAiService::check_model(std::string_view model, bool empty_ok) const {
+  if ((empty_ok && model.empty()) || model == options_.served_model_name) return;
+  throw ApiException(model_not_found(std::string(model)));
+}
+
+HttpReply OpenAiService::health(const RouteCall& /*call*/) {
+  return HttpReply{200, "text/plain", "", {}};
+}
+
+HttpReply OpenAiService::metrics(const RouteCall& /*call*/) {
+  return HttpReply{
+      200, "text/plain; version=0.0.4; charset=utf-8", engine_.metrics().render_prometheus(), {}};
+}
+
+HttpReply OpenAiService::web_file(const RouteCall& call) {
+  return web_file_reply(*find_web_file(call.path));
+}
+
+HttpReply OpenAiService::models(const RouteCall& /*call*/) {
+  const ModelCard card{options_.served_model_name, created_, engine_.options().max_model_len};
+  return json_reply(200, models_json(std::span<const ModelCard>(&card, 1)));
 }
 
 }  // namespace minimax

@@ -14,6 +14,7 @@
 #include "runtime/text_model.h"
 #include "serve/http_server.h"
 #include "serve/parser_format.h"
+#include "serve/route_table.h"
 
 namespace minimax {
 
@@ -37,19 +38,27 @@ class OpenAiService : public HttpRoutes {
 
   const ServiceOptions& options() const { return options_; }
 
- private:
-  // `client_alive` is polled while the request waits for the engine: a client that left has its
-  // choices cancelled (the engine frees their KV blocks) instead of generated to the end.
-  HttpReply chat_completions(std::string_view body, const ClientAlive& client_alive);
-  HttpReply completions(std::string_view body, const ClientAlive& client_alive);
+  // The routes' handlers, one per row of the route table (serve/route_table.cc). The generating
+  // ones poll `call.client_alive` while the request waits for the engine: a client that left has
+  // its choices cancelled (the engine frees their KV blocks) instead of generated to the end.
+  HttpReply health(const RouteCall& call);
+  HttpReply metrics(const RouteCall& call);   // Prometheus text
+  HttpReply web_file(const RouteCall& call);  // the chat page (serve/web_assets.h)
+  HttpReply models(const RouteCall& call);
+  HttpReply model(const RouteCall& call);  // GET /v1/models/{id}
+  HttpReply chat_completions(const RouteCall& call);
+  HttpReply completions(const RouteCall& call);
   // Anthropic's Messages API (messages_handler.cc); its errors are in Anthropic's shape.
-  HttpReply messages(std::string_view body, const ClientAlive& client_alive);
-  HttpReply count_message_tokens(std::string_view body);
-  HttpReply models() const;
-  HttpReply model(std::string_view id) const;  // GET /v1/models/{id}
+  HttpReply messages(const RouteCall& call);
+  HttpReply count_message_tokens(const RouteCall& call);
   // vLLM's /tokenize (`prompt` or `messages`) and /detokenize (`tokens`).
-  HttpReply tokenize(std::string_view body);
-  HttpReply detokenize(std::string_view body);
+  HttpReply tokenize(const RouteCall& call);
+  HttpReply detokenize(const RouteCall& call);
+
+ private:
+  // Throws ApiException 404 (model_not_found) unless `model` is the served model's name, or ""
+  // when `empty_ok` (OpenAI's routes take a request without one; Anthropic's require it).
+  void check_model(std::string_view model, bool empty_ok = true) const;
 
   const TextModel& model_;
   Engine& engine_;

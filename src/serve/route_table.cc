@@ -1,27 +1,30 @@
 // The route table of `minimax serve` (serve/route_table.h).
 #include "serve/route_table.h"
 
+#include "serve/openai_service.h"
 #include "serve/web_assets.h"
 
 namespace minimax {
 namespace {
 
-// Looked up in order: the API's paths before the chat page's files.
+// {match, path, method, handler, needs_key[, at_once]}, looked up in order: the API's paths
+// before the chat page's files.
 constexpr Route kRoutes[] = {
-    {RouteId::kHealth, RouteMatch::kExact, "/health", "GET", false, /*at_once=*/true},
-    {RouteId::kMetrics, RouteMatch::kExact, "/metrics", "GET", false, /*at_once=*/true},
-    {RouteId::kModels, RouteMatch::kExact, "/v1/models", "GET", true},
-    {RouteId::kModel, RouteMatch::kPrefix, "/v1/models/", "GET", true},
-    {RouteId::kChatCompletions, RouteMatch::kExact, "/v1/chat/completions", "POST", true},
-    {RouteId::kCompletions, RouteMatch::kExact, "/v1/completions", "POST", true},
-    {RouteId::kMessages, RouteMatch::kExact, "/v1/messages", "POST", true},
-    {RouteId::kCountTokens, RouteMatch::kExact, "/v1/messages/count_tokens", "POST", true},
+    {RouteMatch::kExact, "/health", "GET", &OpenAiService::health, false, /*at_once=*/true},
+    {RouteMatch::kExact, "/metrics", "GET", &OpenAiService::metrics, false, /*at_once=*/true},
+    {RouteMatch::kExact, "/v1/models", "GET", &OpenAiService::models, true},
+    {RouteMatch::kPrefix, "/v1/models/", "GET", &OpenAiService::model, true},
+    {RouteMatch::kExact, "/v1/chat/completions", "POST", &OpenAiService::chat_completions, true},
+    {RouteMatch::kExact, "/v1/completions", "POST", &OpenAiService::completions, true},
+    {RouteMatch::kExact, "/v1/messages", "POST", &OpenAiService::messages, true},
+    {RouteMatch::kExact, "/v1/messages/count_tokens", "POST", &OpenAiService::count_message_tokens,
+     true},
     // vLLM leaves these open (its key covers /v1 only), but /tokenize renders the chat template
     // and compiles response_format and tool grammars, as costly as a chat request, and both run
     // the tokenizer on whatever they are sent.
-    {RouteId::kTokenize, RouteMatch::kExact, "/tokenize", "POST", true},
-    {RouteId::kDetokenize, RouteMatch::kExact, "/detokenize", "POST", true},
-    {RouteId::kWebFile, RouteMatch::kWebFile, "", "GET", false},
+    {RouteMatch::kExact, "/tokenize", "POST", &OpenAiService::tokenize, true},
+    {RouteMatch::kExact, "/detokenize", "POST", &OpenAiService::detokenize, true},
+    {RouteMatch::kWebFile, "", "GET", &OpenAiService::web_file, false},
 };
 
 bool matches(const Route& route, std::string_view path) {

@@ -1,9 +1,10 @@
-// The routes of `minimax serve`, each written once: its path, its method and whether `--api-key`
-// guards it. The transport reads the method and the key rule from the head alone, before any body
-// byte (HttpRoutes::access); OpenAiService::handle dispatches on the route found. The key rule:
-// every route that runs the tokenizer, the chat template, a grammar or the model needs the key
-// (all of /v1/, /tokenize, /detokenize); only /health, /metrics and the chat page's files are
-// open, since a monitor and a browser loading the page have no key to send.
+// The routes of `minimax serve`, each written once as one row: its path, its method, whether
+// `--api-key` guards it, and the OpenAiService member that answers it. The transport reads the
+// method and the key rule from the head alone, before any body byte (HttpRoutes::access);
+// OpenAiService::handle calls the row's handler. Adding an endpoint is one row here and one
+// handler. The key rule: every route that runs the tokenizer, the chat template, a grammar or the
+// model needs the key (all of /v1/, /tokenize, /detokenize); only /health, /metrics and the chat
+// page's files are open, since a monitor and a browser loading the page have no key to send.
 #pragma once
 
 #include <string_view>
@@ -12,19 +13,17 @@
 
 namespace minimax {
 
-enum class RouteId {
-  kHealth,
-  kMetrics,
-  kWebFile,  // the chat page: "/" and its files (serve/web_assets.h)
-  kModels,
-  kModel,  // /v1/models/{id}
-  kChatCompletions,
-  kCompletions,
-  kMessages,
-  kCountTokens,
-  kTokenize,
-  kDetokenize,
+class OpenAiService;
+
+// What a handler gets of its request.
+struct RouteCall {
+  std::string_view path;
+  std::string_view rest;  // a kPrefix route's path after the prefix (a model id, slashes included)
+  std::string_view body;
+  const ClientAlive& client_alive;
 };
+
+using RouteHandler = HttpReply (OpenAiService::*)(const RouteCall& call);
 
 enum class RouteMatch {
   kExact,    // the path is `path`
@@ -33,10 +32,10 @@ enum class RouteMatch {
 };
 
 struct Route {
-  RouteId id;
   RouteMatch match;
   std::string_view path;
   std::string_view method;  // "GET" (HEAD follows it) or "POST"
+  RouteHandler handler;
   bool needs_key;
   bool at_once = false;  // RouteAccess::at_once: answered on the event loop
 };

@@ -2,6 +2,7 @@
 #include "serve/service_requests.h"
 
 #include <algorithm>
+#include <chrono>
 #include <random>
 
 #include "base/error.h"
@@ -72,34 +73,6 @@ std::vector<std::shared_ptr<RequestStream>> submit_choices(Engine& engine, const
   return streams;
 }
 
-bool DisconnectWatch::gone() {
-  if (gone_) return true;
-  const auto now = std::chrono::steady_clock::now();
-  if (now < next_check_) return false;
-  next_check_ = now + kInterval;
-  gone_ = client_alive_ && !client_alive_();
-  return gone_;
-}
-
-int next_event(std::vector<std::shared_ptr<RequestStream>>& streams, std::vector<bool>& finished,
-               EngineEvent& event, DisconnectWatch& watch) {
-  // One stream: block on it. Several: take turns with short waits so none starves.
-  const auto slice = std::chrono::milliseconds(streams.size() == 1 ? 250 : 5);
-  for (;;) {
-    if (watch.gone()) return kClientGone;
-    bool any_open = false;
-    for (size_t i = 0; i < streams.size(); ++i) {
-      if (finished[i]) continue;
-      any_open = true;
-      if (streams[i]->wait(event, slice)) {
-        if (event.finished) finished[i] = true;
-        return static_cast<int>(i);
-      }
-    }
-    if (!any_open) return -1;
-  }
-}
-
 void cancel_all(std::vector<std::shared_ptr<RequestStream>>& streams) {
   for (auto& stream : streams) stream->cancel();
 }
@@ -139,23 +112,6 @@ std::vector<std::optional<PromptTokenLogprobs>> prompt_logprob_entries(
   }
   return out;
 }
-
-std::optional<ApiError> finish_error(const EngineEvent& event, double timeout_seconds) {
-  if (event.finish_reason == "timeout")
-    return ApiError{408, fmt::format("request timed out after {} s", timeout_seconds),
-                    api_error_type(408), ""};
-  if (event.finish_reason == "abort")
-    return service_unavailable("the request was aborted (server shutting down)");
-  if (event.finish_reason == "error")
-    return event.request_error ? bad_request(event.error) : internal_error(event.error);
-  return std::nullopt;
-}
-
-ApiError client_gone() {
-  return ApiError{kClientClosedRequest, "client closed the request", "client_closed_request", ""};
-}
-
-bool is_client_gone(const ApiError& error) { return error.status == kClientClosedRequest; }
 
 HttpReply json_reply(int status, const nlohmann::ordered_json& body) {
   HttpReply reply;

@@ -1,10 +1,8 @@
-// What the chat and completion handlers share (internal to src/serve): turning a request's
-// generation fields into engine requests and submitting its n choices, waiting on several
-// streams, and mapping engine results (logprobs, prompt logprobs, finishes) to the response
-// builders' types.
+// What the generating handlers share (internal to src/serve): turning a request's generation
+// fields into engine requests and submitting its n choices, and mapping engine results (logprobs,
+// prompt logprobs, finishes) to the response builders' types.
 #pragma once
 
-#include <chrono>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -24,7 +22,7 @@ struct ChoiceSpec {
   // Used when the request sets no max_tokens (chat: the rest of the context, as vLLM does).
   int64_t default_max_tokens = 16;
   std::optional<TokenConstraint> constraint;  // tool_choice required / named, response_format
-  int prompt_logprobs = -1;  // top-n per prompt position for the engine, -1 = off
+  int prompt_logprobs = -1;                   // top-n per prompt position for the engine, -1 = off
   double timeout_seconds = 0;
   // The request field that holds the prompt, named by errors about it ("prompt" in completions).
   std::string prompt_field = "messages";
@@ -36,29 +34,6 @@ struct ChoiceSpec {
 std::vector<std::shared_ptr<RequestStream>> submit_choices(Engine& engine, const TextModel& model,
                                                            const GenerationFields& fields,
                                                            const ChoiceSpec& spec);
-
-// Polls a request's ClientAlive at most every kInterval, so a handler can ask it at every event.
-class DisconnectWatch {
- public:
-  static constexpr std::chrono::milliseconds kInterval{100};
-  explicit DisconnectWatch(ClientAlive client_alive = {})
-      : client_alive_(std::move(client_alive)) {}
-  // True once the client has gone (and from then on).
-  bool gone();
-
- private:
-  ClientAlive client_alive_;
-  std::chrono::steady_clock::time_point next_check_{};
-  bool gone_ = false;
-};
-
-inline constexpr int kClientGone = -2;
-
-// Waits for the next event of any unfinished stream (finished[i] marks those done); returns its
-// index, -1 when all are finished, or kClientGone when `watch` sees the client leave (checked
-// between waits of at most 250 ms, so a request still queued notices too).
-int next_event(std::vector<std::shared_ptr<RequestStream>>& streams, std::vector<bool>& finished,
-               EngineEvent& event, DisconnectWatch& watch);
 
 void cancel_all(std::vector<std::shared_ptr<RequestStream>>& streams);
 
@@ -83,18 +58,6 @@ class VisibleText {
 TokenLogprobs token_logprobs(const BpeTokenizer& tokenizer, const TokenOutput& token);
 std::vector<std::optional<PromptTokenLogprobs>> prompt_logprob_entries(
     const BpeTokenizer& tokenizer, const std::vector<std::optional<PromptLogprob>>& positions);
-
-// The error for an engine finish that is not a normal end ("timeout", "abort", "error"), or
-// nullopt for "stop" / "length".
-std::optional<ApiError> finish_error(const EngineEvent& event, double timeout_seconds);
-
-// What a handler's run loop returns when the client has left (a streamed write failed, or its
-// ClientAlive said so): the requests are cancelled and nothing more is written, not even an error
-// event. Status 499, nginx's "client closed request": never a status a server sends on purpose,
-// so it cannot be mistaken for an engine or request error.
-inline constexpr int kClientClosedRequest = 499;
-ApiError client_gone();
-bool is_client_gone(const ApiError& error);
 
 HttpReply json_reply(int status, const nlohmann::ordered_json& body);
 HttpReply error_reply(const ApiError& error);

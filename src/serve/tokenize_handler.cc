@@ -12,12 +12,10 @@ namespace minimax {
 using request_fields::Fields;
 using request_fields::Json;
 
-HttpReply OpenAiService::tokenize(std::string_view body) {
-  const Json request = request_fields::parse_body(body);
+HttpReply OpenAiService::tokenize(const RouteCall& call) {
+  const Json request = request_fields::parse_body(call.body);
   const Fields f(request, "");
-  if (const auto model = f.string("model");
-      model && !model->empty() && *model != options_.served_model_name)
-    return error_reply(model_not_found(*model));
+  check_model(f.string("model").value_or(""));
   const bool has_prompt = f.get("prompt") != nullptr, has_messages = f.get("messages") != nullptr;
   if (has_prompt == has_messages)
     fail_request(has_prompt ? "messages" : "prompt",
@@ -33,7 +31,7 @@ HttpReply OpenAiService::tokenize(std::string_view body) {
   } else {
     // The chat request's own parser checks messages, tools and template fields; what it reads
     // beyond them (sampling fields) has no effect here.
-    const ChatRequest chat = parse_chat_request(body);
+    const ChatRequest chat = parse_chat_request(call.body);
     tokens = model_.control_guard().encode(render_prompt(model_, chat, options_.parser_format));
   }
   Json out;
@@ -49,12 +47,10 @@ HttpReply OpenAiService::tokenize(std::string_view body) {
   return json_reply(200, out);
 }
 
-HttpReply OpenAiService::detokenize(std::string_view body) {
-  const Json request = request_fields::parse_body(body);
+HttpReply OpenAiService::detokenize(const RouteCall& call) {
+  const Json request = request_fields::parse_body(call.body);
   const Fields f(request, "");
-  if (const auto model = f.string("model");
-      model && !model->empty() && *model != options_.served_model_name)
-    return error_reply(model_not_found(*model));
+  check_model(f.string("model").value_or(""));
   const Json* tokens = f.array("tokens");
   if (tokens == nullptr) fail_request("tokens", "tokens: required");
   std::vector<int32_t> ids;
@@ -72,8 +68,8 @@ HttpReply OpenAiService::detokenize(std::string_view body) {
   return json_reply(200, out);
 }
 
-HttpReply OpenAiService::model(std::string_view id) const {
-  if (id != options_.served_model_name) return error_reply(model_not_found(std::string(id)));
+HttpReply OpenAiService::model(const RouteCall& call) {
+  check_model(call.rest, /*empty_ok=*/false);  // the id: the rest of the path
   const ModelCard card{options_.served_model_name, created_, engine_.options().max_model_len};
   return json_reply(200, models_json(std::span<const ModelCard>(&card, 1))["data"][0]);
 }
