@@ -3,8 +3,9 @@
 
 Usage: stalled_stream_clients.py HOST PORT COUNT MAX_TOKENS
 
-Opens COUNT connections with a small receive buffer, sends a streamed chat on each (with 20 top
-logprobs per token, so that each stream is megabytes) and reads nothing. Prints "ready" once all
+Opens COUNT connections with a small receive buffer, sends a streamed chat on each (four choices
+with 20 top logprobs per token: about 24 MB a stream, far more than the socket buffers and the
+server's 1 MiB backlog hold together, however they autotune) and reads nothing. Prints "ready" once all
 are sent, then waits for a line on stdin; then reads each connection to its end and prints, per
 connection, "cut" (the server closed it before the stream's last chunk) or "complete".
 """
@@ -14,7 +15,7 @@ import sys
 
 host, port, count, max_tokens = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 body = json.dumps({"messages": [{"role": "user", "content": "hi"}], "max_tokens": max_tokens,
-                   "stream": True, "logprobs": True, "top_logprobs": 20, "ignore_eos": True,
+                   "n": 4, "stream": True, "logprobs": True, "top_logprobs": 20, "ignore_eos": True,
                    "temperature": 1}).encode()
 request = (f"POST /v1/chat/completions HTTP/1.1\r\nHost: {host}\r\n"
            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n").encode() + body
