@@ -218,14 +218,15 @@ uint64_t bench_tokens(const BenchArgs& args) {
   return static_cast<uint64_t>(total);
 }
 
-void run_bench(const BenchArgs& args) {
-  if (!args.sweep.compare.empty()) return run_sweep_compare(args.sweep);
+void check_args(const BenchArgs& args) {
   if (args.model.empty()) fail("--model: required (all but --compare run a model)");
   if (args.prompt_tokens <= 0) fail("--prompt-tokens: must be > 0, got {}", args.prompt_tokens);
   if (args.gen_tokens <= 0) fail("--gen-tokens: must be > 0, got {}", args.gen_tokens);
   if (args.repeat <= 0) fail("--repeat: must be > 0, got {}", args.repeat);
   if (args.prefill_chunk <= 0) fail("--prefill-chunk: must be > 0, got {}", args.prefill_chunk);
-  ThreadPool pool(args.threads);
+}
+
+ModelOptions bench_model_options(const BenchArgs& args, ThreadPool& pool) {
   ModelOptions options;
   options.cpu = cpu_kernel_config(args.activations);
   options.backend = parse_backend_kind(args.backend, "--backend");
@@ -233,33 +234,28 @@ void run_bench(const BenchArgs& args) {
   options.pool = &pool;
   options.parallel = args.parallel;
   options.show_load_progress = !args.quiet;
-  auto model = Model::load(args.model, options, ranks());
-  if (follow_rank0(*model)) return;  // the timings and the report are rank 0's
-  if (args.sweep.sweep)
-    return run_sweep(*model, args.sweep,
-                     {args.model, args.kv_cache_dtype, pool.size(), args.json, args.quiet});
-  BenchMemory memory(*model);
-  // Measured after loading, so that under mpirun the other ranks are waiting quietly by then.
-  const Bandwidth bw = measure_bandwidth(pool, args.bandwidth_mib << 20);
-  const ComputePeak peak = measure_compute_peak(pool, batch_dot_instruction(options.cpu));
-  memory.exclude_bandwidth_test();
-  const DecodeBytes bytes = decode_bytes_per_token(model->weights(), model->config());
-  std::optional<Progress> progress;
-  if (!args.quiet) {
-    progress.emplace("bench", bench_tokens(args), "tokens");
-    progress->show_after(std::chrono::seconds(1));
-  }
-  Progress* bar = progress ? &*progress : nullptr;
-  const KvDtype kv_dtype = kv_cache_dtype(args.kv_cache_dtype);
-  const Timings t = time_model(*model, args, pool.size(), ranks(), bar);
-  memory.saw_kv_pool(single_sequence_kv_bytes(model->config(),
-                                              args.prompt_tokens + args.gen_tokens + 1, kv_dtype));
+  return options;
+}
+
+// What one bench run measured, for the report.
+struct Measured {
+  Bandwidth bw;
+  ComputePeak peak;
+  DecodeBytes bytes;
+  Timings t;
+  KvDtype kv_dtype = KvDtype::kF32;
+  nlohmann::ordered_json depth;  // decode at each --depth
+};
+
+// Decode after each --depth tokens of context.
+nlohmann::ordered_json time_depths(Model& model, const BenchArgs& args, KvDtype kv_dtype,
+                                   size_t threads, BenchMemory& memory, Progress* bar) {
   nlohmann::ordered_json depth = nlohmann::ordered_json::array();
   double first_ms = 0;
   for (int64_t n : args.depths) {
-    const DepthTiming d = time_decode_at_depth(*model, n, args.gen_tokens, args.repeat, kv_dtype,
-                                               parse_depth_fill(args.depth_fill), pool.size(), bar);
-    memory.saw_kv_pool(single_sequence_kv_bytes(model->config(), n + args.gen_tokens, kv_dtype));
+    const DepthTiming d = time_decode_at_depth(model, n, args.gen_tokens, args.repeat, kv_dtype,
+                                               parse_depth_fill(args.depth_fill), threads, bar);
+    memory.saw_kv_pool(single_sequence_kv_bytes(model.config(), n + args.gen_tokens, kv_dtype));
     const double ms = 1e3 * d.decode_seconds / args.gen_tokens;
     if (first_ms == 0) first_ms = ms;
     depth.push_back({{"depth", n},
@@ -271,81 +267,130 @@ void run_bench(const BenchArgs& args) {
                      {"ratio_to_first", ms / first_ms},
                      {"decode_cpu_share", d.decode_cpu_share}});
   }
-  if (progress) progress->finish();
+  return depth;
+}
 
-  const double prefill_tps = args.prompt_tokens / t.prefill_seconds;
-  const double decode_tps = args.gen_tokens / t.decode_seconds;
-  const double achieved_gbps = bytes.total() * decode_tps / 1e9;
-  const ModelConfig& c = model->config();
-  const PrefillFlops flops = prefill_flops(model->weights(), c);
-  const double prefill_gflop = flops.total(args.prompt_tokens, args.prefill_chunk) / 1e9;
+nlohmann::ordered_json bytes_json(const DecodeBytes& bytes) {
+  return {{"attention", bytes.attention},
+          {"router", bytes.router},
+          {"routed_experts", bytes.routed_experts},
+          {"shared_expert", bytes.shared_expert},
+          {"dense_ffn", bytes.dense_ffn},
+          {"norms", bytes.norms},
+          {"embedding_row", bytes.embedding_row},
+          {"lm_head", bytes.lm_head},
+          {"total", bytes.total()}};
+}
+
+// Prefill against the compute peak, in wall time and in CPU time.
+void add_prefill(nlohmann::ordered_json& out, const Model& model, const BenchArgs& args,
+                 const Measured& m) {
+  const PrefillFlops flops = prefill_flops(model.weights(), model.config());
+  const double gflop = flops.total(args.prompt_tokens, args.prefill_chunk) / 1e9;
+  out["prompt_tokens"] = args.prompt_tokens;
+  out["prefill_chunk"] = args.prefill_chunk;
+  out["cold_prefill_seconds"] = m.t.cold_prefill_seconds;
+  out["prefill_seconds"] = m.t.prefill_seconds;
+  out["prefill_tok_s"] = args.prompt_tokens / m.t.prefill_seconds;
+  out["prefill_cpu_share"] = m.t.prefill_cpu_share;
+  out["prefill_weights_per_token"] = flops.per_token;
+  out["prefill_lm_head_weights"] = flops.lm_head;
+  out["prefill_gflop"] = gflop;
+  out["prefill_gflops"] = gflop / m.t.prefill_seconds;
+  out["prefill_ratio_to_peak"] = gflop / m.t.prefill_seconds / m.peak.gflops;
+  // The same in CPU time (prefill's operations per CPU second over the peak loop's): what the
+  // ratio would be on an idle machine, as long as the other load only takes time slices.
+  out["prefill_gflops_per_cpu_second"] = gflop / m.t.prefill_cpu_seconds;
+  out["prefill_ratio_to_peak_cpu_time"] =
+      gflop / m.t.prefill_cpu_seconds / m.peak.gflops_per_cpu_second;
+}
+
+// Decode against the memory bandwidth.
+void add_decode(nlohmann::ordered_json& out, const BenchArgs& args, const Measured& m) {
+  const double decode_tps = args.gen_tokens / m.t.decode_seconds;
+  const double achieved_gbps = m.bytes.total() * decode_tps / 1e9;
+  out["gen_tokens"] = args.gen_tokens;
+  out["decode_seconds"] = m.t.decode_seconds;
+  out["decode_tok_s"] = decode_tps;
+  out["decode_cpu_share"] = m.t.decode_cpu_share;
+  out["repeat"] = args.repeat;
+  out["kv_cache_dtype"] = kv_dtype_name(m.kv_dtype);
+  out["depth"] = m.depth;
+  out["bytes_per_token"] = bytes_json(m.bytes);
+  out["achieved_gbps"] = achieved_gbps;
+  out["ratio_to_copy"] = achieved_gbps / m.bw.copy_gbps;
+  out["ratio_to_read"] = achieved_gbps / m.bw.read_gbps;
+}
+
+nlohmann::ordered_json bench_report(const Model& model, const BenchArgs& args,
+                                    const ModelOptions& options, size_t threads, const Measured& m,
+                                    BenchMemory& memory) {
+  const ModelConfig& c = model.config();
   nlohmann::ordered_json out = {
       {"model", args.model},
       {"architecture", c.architecture},
-      {"weights", quant_scheme_name(model->quant().scheme)},
+      {"weights", quant_scheme_name(model.quant().scheme)},
       {"moe_path", moe_path_name(options.moe_path)},
-      {"kernels", model->ops().name},
+      {"kernels", model.ops().name},
       {"cpu_isa", cpu_isa_name(options.cpu.isa)},
-      {"kernel_sources", kernel_sources(model->ops())},
-      {"threads", pool.size()},
-      {"copy_gbps", bw.copy_gbps},
-      {"read_gbps", bw.read_gbps},
+      {"kernel_sources", kernel_sources(model.ops())},
+      {"threads", threads},
+      {"copy_gbps", m.bw.copy_gbps},
+      {"read_gbps", m.bw.read_gbps},
       {"bandwidth_buffer_mib", args.bandwidth_mib},
-      {"bandwidth_cpu_share", bw.cpu_share},
+      {"bandwidth_cpu_share", m.bw.cpu_share},
       {"compute_peak",
        {{"instruction", dot_instruction_name(batch_dot_instruction(options.cpu))},
-        {"gflops", peak.gflops},
-        {"cpu_share", peak.cpu_share},
-        {"gflops_per_cpu_second", peak.gflops_per_cpu_second}}},
+        {"gflops", m.peak.gflops},
+        {"cpu_share", m.peak.cpu_share},
+        {"gflops_per_cpu_second", m.peak.gflops_per_cpu_second}}},
       {"activations", activation_precision_name(options.cpu.activations)},
-      {"prompt_tokens", args.prompt_tokens},
-      {"prefill_chunk", args.prefill_chunk},
-      {"cold_prefill_seconds", t.cold_prefill_seconds},
-      {"prefill_seconds", t.prefill_seconds},
-      {"prefill_tok_s", prefill_tps},
-      {"prefill_cpu_share", t.prefill_cpu_share},
-      {"prefill_weights_per_token", flops.per_token},
-      {"prefill_lm_head_weights", flops.lm_head},
-      {"prefill_gflop", prefill_gflop},
-      {"prefill_gflops", prefill_gflop / t.prefill_seconds},
-      {"prefill_ratio_to_peak", prefill_gflop / t.prefill_seconds / peak.gflops},
-      // The same in CPU time (prefill's operations per CPU second over the peak loop's): what the
-      // ratio would be on an idle machine, as long as the other load only takes time slices.
-      {"prefill_gflops_per_cpu_second", prefill_gflop / t.prefill_cpu_seconds},
-      {"prefill_ratio_to_peak_cpu_time",
-       prefill_gflop / t.prefill_cpu_seconds / peak.gflops_per_cpu_second},
-      {"gen_tokens", args.gen_tokens},
-      {"decode_seconds", t.decode_seconds},
-      {"decode_tok_s", decode_tps},
-      {"decode_cpu_share", t.decode_cpu_share},
-      {"repeat", args.repeat},
-      {"kv_cache_dtype", kv_dtype_name(kv_dtype)},
-      {"depth", depth},
-      {"bytes_per_token",
-       {{"attention", bytes.attention},
-        {"router", bytes.router},
-        {"routed_experts", bytes.routed_experts},
-        {"shared_expert", bytes.shared_expert},
-        {"dense_ffn", bytes.dense_ffn},
-        {"norms", bytes.norms},
-        {"embedding_row", bytes.embedding_row},
-        {"lm_head", bytes.lm_head},
-        {"total", bytes.total()}}},
-      {"achieved_gbps", achieved_gbps},
-      {"ratio_to_copy", achieved_gbps / bw.copy_gbps},
-      {"ratio_to_read", achieved_gbps / bw.read_gbps},
-      {"parallel",
-       {{"mode", parallel_mode_name(model->plan().mode)},
-        {"ranks", model->plan().ranks},
-        {"mapped_bytes_by_rank", model->mapped_bytes_by_rank()},
-        {"decode_comm_seconds_per_token", t.decode_comm_seconds_per_token}}},
-      {"memory", memory.report()},
   };
+  add_prefill(out, model, args, m);
+  add_decode(out, args, m);
+  out["parallel"] = {{"mode", parallel_mode_name(model.plan().mode)},
+                     {"ranks", model.plan().ranks},
+                     {"mapped_bytes_by_rank", model.mapped_bytes_by_rank()},
+                     {"decode_comm_seconds_per_token", m.t.decode_comm_seconds_per_token}};
+  out["memory"] = memory.report();
+  return out;
+}
+
+void run_bench(const BenchArgs& args) {
+  if (!args.sweep.compare.empty()) return run_sweep_compare(args.sweep);
+  check_args(args);
+  ThreadPool pool(args.threads);
+  const ModelOptions options = bench_model_options(args, pool);
+  auto model = Model::load(args.model, options, ranks());
+  if (follow_rank0(*model)) return;  // the timings and the report are rank 0's
+  if (args.sweep.sweep)
+    return run_sweep(*model, args.sweep,
+                     {args.model, args.kv_cache_dtype, pool.size(), args.json, args.quiet});
+  BenchMemory memory(*model);
+  Measured m;
+  // Measured after loading, so that under mpirun the other ranks are waiting quietly by then.
+  m.bw = measure_bandwidth(pool, args.bandwidth_mib << 20);
+  m.peak = measure_compute_peak(pool, batch_dot_instruction(options.cpu));
+  memory.exclude_bandwidth_test();
+  m.bytes = decode_bytes_per_token(model->weights(), model->config());
+  std::optional<Progress> progress;
+  if (!args.quiet) {
+    progress.emplace("bench", bench_tokens(args), "tokens");
+    progress->show_after(std::chrono::seconds(1));
+  }
+  Progress* bar = progress ? &*progress : nullptr;
+  m.kv_dtype = kv_cache_dtype(args.kv_cache_dtype);
+  m.t = time_model(*model, args, pool.size(), ranks(), bar);
+  memory.saw_kv_pool(single_sequence_kv_bytes(
+      model->config(), args.prompt_tokens + args.gen_tokens + 1, m.kv_dtype));
+  m.depth = time_depths(*model, args, m.kv_dtype, pool.size(), memory, bar);
+  if (progress) progress->finish();
+  const nlohmann::ordered_json out = bench_report(*model, args, options, pool.size(), m, memory);
   if (args.json) {
     std::printf("%s\n", out.dump(2).c_str());
     return;
   }
-  print_table(out, args, c, bytes);
+  print_table(out, args, model->config(), m.bytes);
 }
 
 }  // namespace
