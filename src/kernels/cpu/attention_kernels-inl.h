@@ -1,6 +1,9 @@
 // The CPU attention kernels, written once against VecF / VecD (simd_vec-inl.h) and compiled per
 // ISA level by attention_{avx512,avx2,portable}.cc, which define MINIMAX_SIMD_LEVEL and
 // MINIMAX_ATTENTION_TABLE (the name of the AttentionKernels getter) before including this file.
+// This file is the portable core every level runs; what only the AVX-512 level has (vector KV
+// decoding, the register-tile kernel) is in attention_avx512_{decode,tiles}-inl.h, included at
+// MINIMAX_SIMD_LEVEL 2 only.
 #pragma once
 
 #include <algorithm>
@@ -143,11 +146,7 @@ MINIMAX_SIMD_INLINE int64_t paged_row(const int32_t* page_table, int64_t page_si
 }
 
 #if MINIMAX_SIMD_LEVEL == 2
-// 16 bf16 values as f32 (a shift into the high half).
-MINIMAX_SIMD_INLINE __m512 bf16_to_f32_16(const uint16_t* r) {
-  const __m512i h = _mm512_cvtepu16_epi32(_mm256_loadu_si256((const __m256i*)r));
-  return _mm512_castsi512_ps(_mm512_slli_epi32(h, 16));
-}
+#include "kernels/cpu/attention_avx512_decode-inl.h"
 #endif
 
 // Widens bf16 r[i0, n) to f32 in vector registers (a shift into the high half); returns the
@@ -164,23 +163,6 @@ MINIMAX_SIMD_INLINE int64_t widen_bf16(const uint16_t* r, int64_t n, float* out)
 #endif
   return i;
 }
-
-#if MINIMAX_SIMD_LEVEL == 2
-// 16 e4m3fn codes as f32, by the arithmetic widen_fp8 describes.
-MINIMAX_SIMD_INLINE __m512 fp8_to_f32_16(const uint8_t* r) {
-  const __m512i low7 = _mm512_set1_epi32(0x7F), bias = _mm512_set1_epi32(120 << 23);
-  const __m512i c = _mm512_cvtepu8_epi32(_mm_loadu_si128((const __m128i*)r));
-  const __m512i em = _mm512_and_si512(c, low7);
-  const __m512i sign = _mm512_slli_epi32(_mm512_andnot_si512(low7, c), 24);
-  __m512 mag = _mm512_castsi512_ps(_mm512_add_epi32(_mm512_slli_epi32(em, 20), bias));
-  mag = _mm512_mask_blend_ps(_mm512_cmplt_epi32_mask(em, _mm512_set1_epi32(8)), mag,
-                             _mm512_mul_ps(_mm512_cvtepi32_ps(em), _mm512_set1_ps(0x1p-9f)));
-  mag = _mm512_mask_blend_ps(_mm512_cmpeq_epi32_mask(em, low7), mag,
-                             _mm512_set1_ps(std::numeric_limits<float>::quiet_NaN()));
-  const __m512 v = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(mag), sign));
-  return _mm512_mul_ps(v, _mm512_set1_ps(kFp8KvScale));
-}
-#endif
 
 // e4m3fn codes r[0, n) to f32 (kv_codec.h's table values) by bit arithmetic: a normal code
 // E.M (E ≥ 1) is f32 exponent E + 120 and mantissa M << 20; a subnormal is M·2^-9; 0x7F is NaN.
@@ -253,124 +235,7 @@ MINIMAX_SIMD_INLINE void prefetch_tile(const AttendJob& j, int64_t s0, int n) {
 }
 
 #if MINIMAX_SIMD_LEVEL == 2
-// The lane sums of a[0..15] in one vector, lane i = Σ a[i]: halves, then quarters, then pairs
-// within each 128-bit lane, 46 instructions where sixteen separate reductions take about 130.
-MINIMAX_SIMD_INLINE __m512 lane_sums16(const __m512* a) {
-  __m512 s[8], t[4], v[2];
-#pragma GCC unroll 8
-  for (int i = 0; i < 8; ++i)  // quarters: a_i (q0 + q2, q1 + q3), a_{i+8} (the same)
-    s[i] = _mm512_add_ps(_mm512_shuffle_f32x4(a[i], a[i + 8], 0x44),
-                         _mm512_shuffle_f32x4(a[i], a[i + 8], 0xEE));
-#pragma GCC unroll 4
-  for (int i = 0; i < 4; ++i)  // quarters: a_i, a_{i+8}, a_{i+4}, a_{i+12}, four lanes each
-    t[i] = _mm512_add_ps(_mm512_shuffle_f32x4(s[i], s[i + 4], 0x88),
-                         _mm512_shuffle_f32x4(s[i], s[i + 4], 0xDD));
-#pragma GCC unroll 2
-  for (int i = 0; i < 2; ++i)
-    v[i] = _mm512_add_ps(_mm512_shuffle_ps(t[2 * i], t[2 * i + 1], 0x44),
-                         _mm512_shuffle_ps(t[2 * i], t[2 * i + 1], 0xEE));
-  const __m512 sums =
-      _mm512_add_ps(_mm512_shuffle_ps(v[0], v[1], 0x88), _mm512_shuffle_ps(v[0], v[1], 0xDD));
-  return _mm512_shuffle_f32x4(sums, sums, _MM_SHUFFLE(3, 1, 2, 0));  // quarters 1 and 2 swap
-}
-
-// 16 cache elements from `p` on as f32 (kv_codec.h values, as decode_row gives them).
-template <KvDtype kType>
-MINIMAX_SIMD_INLINE __m512 load16(const char* p) {
-  if constexpr (kType == KvDtype::kF32) {
-    return _mm512_loadu_ps(reinterpret_cast<const float*>(p));
-  } else if constexpr (kType == KvDtype::kBF16) {
-    return bf16_to_f32_16(reinterpret_cast<const uint16_t*>(p));
-  } else {
-    return fp8_to_f32_16(reinterpret_cast<const uint8_t*>(p));
-  }
-}
-
-constexpr int kRowDim = 128;  // the head_dim of M2 and M3, which the in-register tile path serves
-
-// Query heads [h, h + G) of a full tile, its K and V rows (krow, vrow: each slot's first element
-// of this group) read and decoded in registers rather than through scratch (decoding into scratch,
-// loads, widening and stores, was about a third of a bf16 tile's time): scores (× scale) into
-// scores[head][slot], each head's online-softmax update, then acc += p·v. The V side sums in
-// accumulate()'s order; a score sums its slot's products in column order as dot4 does, then
-// lane_sums16 instead of one reduction per score. Every cache type takes this path at this width,
-// so a bf16 or fp8 cache still gives the bits of an f32 cache of its decoded values.
-template <KvDtype kType, int G>
-MINIMAX_SIMD_INLINE void tile_heads(const AttendJob& j, const char* const* krow,
-                                    const char* const* vrow, int h, float* acc, float* scores,
-                                    float* running_max, float* denom) {
-  constexpr int d = kRowDim, chunks = kRowDim / 16;
-  constexpr int64_t bytes = kType == KvDtype::kF32 ? 4 : kType == KvDtype::kBF16 ? 2 : 1;
-  for (int s0 = 0; s0 < kAttendTile; s0 += 4) {  // four slots × G heads per pass
-    __m512 a[16];
-#pragma GCC unroll 16
-    for (int i = 0; i < 16; ++i) a[i] = _mm512_setzero_ps();
-#pragma GCC unroll 8
-    for (int c = 0; c < chunks; ++c)
-#pragma GCC unroll 4
-      for (int s = 0; s < 4; ++s) {
-        const __m512 k = load16<kType>(krow[s0 + s] + 16 * c * bytes);
-#pragma GCC unroll 4
-        for (int g = 0; g < G; ++g)
-          a[4 * s + g] =
-              _mm512_fmadd_ps(_mm512_loadu_ps(j.q + (h + g) * d + 16 * c), k, a[4 * s + g]);
-      }
-    alignas(64) float sums[16];
-    _mm512_store_ps(sums, lane_sums16(a));
-    for (int s = 0; s < 4; ++s)
-      for (int g = 0; g < G; ++g)
-        scores[(h + g) * kAttendTile + s0 + s] = sums[4 * s + g] * j.scale;
-  }
-  float corr[G];
-  for (int g = 0; g < G; ++g)
-    corr[g] = online_softmax(scores + (h + g) * kAttendTile, kAttendTile, kAttendTile,
-                             running_max[h + g], denom[h + g]);
-#pragma GCC unroll 8
-  for (int c = 0; c < chunks; ++c) {
-    __m512 out[G];
-#pragma GCC unroll 4
-    for (int g = 0; g < G; ++g)
-      out[g] = _mm512_mul_ps(_mm512_loadu_ps(acc + (h + g) * d + 16 * c), _mm512_set1_ps(corr[g]));
-    for (int i = 0; i < kAttendTile; ++i) {
-      const __m512 v = load16<kType>(vrow[i] + 16 * c * bytes);
-#pragma GCC unroll 4
-      for (int g = 0; g < G; ++g)
-        out[g] = _mm512_fmadd_ps(_mm512_set1_ps(scores[(h + g) * kAttendTile + i]), v, out[g]);
-    }
-#pragma GCC unroll 4
-    for (int g = 0; g < G; ++g) _mm512_storeu_ps(acc + (h + g) * d + 16 * c, out[g]);
-  }
-}
-
-// A full tile at head_dim 128 for query heads [h0, h1), four at a time.
-template <KvDtype kType>
-MINIMAX_SIMD_INLINE void attend_tile_rows(const AttendJob& j, int64_t group, int64_t s0, int h0,
-                                          int h1, float* acc, float* scores, float* running_max,
-                                          float* denom) {
-  const char* krow[kAttendTile];
-  const char* vrow[kAttendTile];
-  for (int i = 0; i < kAttendTile; ++i) {
-    const int64_t element = job_row(j, s0 + i) * j.cache_stride + group;
-    krow[i] = static_cast<const char*>(kv_element(j.k, kType, element));
-    vrow[i] = static_cast<const char*>(kv_element(j.v, kType, element));
-  }
-  for (int h = h0; h < h1; h += 4) {
-    switch (std::min(4, h1 - h)) {
-      case 4:
-        tile_heads<kType, 4>(j, krow, vrow, h, acc, scores, running_max, denom);
-        break;
-      case 3:
-        tile_heads<kType, 3>(j, krow, vrow, h, acc, scores, running_max, denom);
-        break;
-      case 2:
-        tile_heads<kType, 2>(j, krow, vrow, h, acc, scores, running_max, denom);
-        break;
-      default:
-        tile_heads<kType, 1>(j, krow, vrow, h, acc, scores, running_max, denom);
-        break;
-    }
-  }
-}
+#include "kernels/cpu/attention_avx512_tiles-inl.h"
 #endif
 
 // One tile of slots [s0, s0 + n) for query heads [h0, h1), which share the KV head at element

@@ -1,0 +1,126 @@
+// The AVX-512 level's register-tile attention: a full tile of slots for the query heads of one KV
+// group with 128-wide rows, scores and the online-softmax update in zmm registers, K and V decoded
+// in registers rather than through scratch. attention_kernels-inl.h's attend_tile takes it at
+// MINIMAX_SIMD_LEVEL 2 (the portable path handles every other shape and level). Included by that
+// file only, at that level, after the helpers it uses (job_row, prefetch_tile, online_softmax).
+// A fragment, included inside attention_kernels-inl.h's namespace (so no includes of its own).
+#pragma once
+
+// The lane sums of a[0..15] in one vector, lane i = Σ a[i]: halves, then quarters, then pairs
+// within each 128-bit lane, 46 instructions where sixteen separate reductions take about 130.
+MINIMAX_SIMD_INLINE __m512 lane_sums16(const __m512* a) {
+  __m512 s[8], t[4], v[2];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i)  // quarters: a_i (q0 + q2, q1 + q3), a_{i+8} (the same)
+    s[i] = _mm512_add_ps(_mm512_shuffle_f32x4(a[i], a[i + 8], 0x44),
+                         _mm512_shuffle_f32x4(a[i], a[i + 8], 0xEE));
+#pragma GCC unroll 4
+  for (int i = 0; i < 4; ++i)  // quarters: a_i, a_{i+8}, a_{i+4}, a_{i+12}, four lanes each
+    t[i] = _mm512_add_ps(_mm512_shuffle_f32x4(s[i], s[i + 4], 0x88),
+                         _mm512_shuffle_f32x4(s[i], s[i + 4], 0xDD));
+#pragma GCC unroll 2
+  for (int i = 0; i < 2; ++i)
+    v[i] = _mm512_add_ps(_mm512_shuffle_ps(t[2 * i], t[2 * i + 1], 0x44),
+                         _mm512_shuffle_ps(t[2 * i], t[2 * i + 1], 0xEE));
+  const __m512 sums =
+      _mm512_add_ps(_mm512_shuffle_ps(v[0], v[1], 0x88), _mm512_shuffle_ps(v[0], v[1], 0xDD));
+  return _mm512_shuffle_f32x4(sums, sums, _MM_SHUFFLE(3, 1, 2, 0));  // quarters 1 and 2 swap
+}
+
+// 16 cache elements from `p` on as f32 (kv_codec.h values, as decode_row gives them).
+template <KvDtype kType>
+MINIMAX_SIMD_INLINE __m512 load16(const char* p) {
+  if constexpr (kType == KvDtype::kF32) {
+    return _mm512_loadu_ps(reinterpret_cast<const float*>(p));
+  } else if constexpr (kType == KvDtype::kBF16) {
+    return bf16_to_f32_16(reinterpret_cast<const uint16_t*>(p));
+  } else {
+    return fp8_to_f32_16(reinterpret_cast<const uint8_t*>(p));
+  }
+}
+
+constexpr int kRowDim = 128;  // the head_dim of M2 and M3, which the in-register tile path serves
+
+// Query heads [h, h + G) of a full tile, its K and V rows (krow, vrow: each slot's first element
+// of this group) read and decoded in registers rather than through scratch (decoding into scratch,
+// loads, widening and stores, was about a third of a bf16 tile's time): scores (× scale) into
+// scores[head][slot], each head's online-softmax update, then acc += p·v. The V side sums in
+// accumulate()'s order; a score sums its slot's products in column order as dot4 does, then
+// lane_sums16 instead of one reduction per score. Every cache type takes this path at this width,
+// so a bf16 or fp8 cache still gives the bits of an f32 cache of its decoded values.
+template <KvDtype kType, int G>
+MINIMAX_SIMD_INLINE void tile_heads(const AttendJob& j, const char* const* krow,
+                                    const char* const* vrow, int h, float* acc, float* scores,
+                                    float* running_max, float* denom) {
+  constexpr int d = kRowDim, chunks = kRowDim / 16;
+  constexpr int64_t bytes = kType == KvDtype::kF32 ? 4 : kType == KvDtype::kBF16 ? 2 : 1;
+  for (int s0 = 0; s0 < kAttendTile; s0 += 4) {  // four slots × G heads per pass
+    __m512 a[16];
+#pragma GCC unroll 16
+    for (int i = 0; i < 16; ++i) a[i] = _mm512_setzero_ps();
+#pragma GCC unroll 8
+    for (int c = 0; c < chunks; ++c)
+#pragma GCC unroll 4
+      for (int s = 0; s < 4; ++s) {
+        const __m512 k = load16<kType>(krow[s0 + s] + 16 * c * bytes);
+#pragma GCC unroll 4
+        for (int g = 0; g < G; ++g)
+          a[4 * s + g] =
+              _mm512_fmadd_ps(_mm512_loadu_ps(j.q + (h + g) * d + 16 * c), k, a[4 * s + g]);
+      }
+    alignas(64) float sums[16];
+    _mm512_store_ps(sums, lane_sums16(a));
+    for (int s = 0; s < 4; ++s)
+      for (int g = 0; g < G; ++g)
+        scores[(h + g) * kAttendTile + s0 + s] = sums[4 * s + g] * j.scale;
+  }
+  float corr[G];
+  for (int g = 0; g < G; ++g)
+    corr[g] = online_softmax(scores + (h + g) * kAttendTile, kAttendTile, kAttendTile,
+                             running_max[h + g], denom[h + g]);
+#pragma GCC unroll 8
+  for (int c = 0; c < chunks; ++c) {
+    __m512 out[G];
+#pragma GCC unroll 4
+    for (int g = 0; g < G; ++g)
+      out[g] = _mm512_mul_ps(_mm512_loadu_ps(acc + (h + g) * d + 16 * c), _mm512_set1_ps(corr[g]));
+    for (int i = 0; i < kAttendTile; ++i) {
+      const __m512 v = load16<kType>(vrow[i] + 16 * c * bytes);
+#pragma GCC unroll 4
+      for (int g = 0; g < G; ++g)
+        out[g] = _mm512_fmadd_ps(_mm512_set1_ps(scores[(h + g) * kAttendTile + i]), v, out[g]);
+    }
+#pragma GCC unroll 4
+    for (int g = 0; g < G; ++g) _mm512_storeu_ps(acc + (h + g) * d + 16 * c, out[g]);
+  }
+}
+
+// A full tile at head_dim 128 for query heads [h0, h1), four at a time.
+template <KvDtype kType>
+MINIMAX_SIMD_INLINE void attend_tile_rows(const AttendJob& j, int64_t group, int64_t s0, int h0,
+                                          int h1, float* acc, float* scores, float* running_max,
+                                          float* denom) {
+  const char* krow[kAttendTile];
+  const char* vrow[kAttendTile];
+  for (int i = 0; i < kAttendTile; ++i) {
+    const int64_t element = job_row(j, s0 + i) * j.cache_stride + group;
+    krow[i] = static_cast<const char*>(kv_element(j.k, kType, element));
+    vrow[i] = static_cast<const char*>(kv_element(j.v, kType, element));
+  }
+  for (int h = h0; h < h1; h += 4) {
+    switch (std::min(4, h1 - h)) {
+      case 4:
+        tile_heads<kType, 4>(j, krow, vrow, h, acc, scores, running_max, denom);
+        break;
+      case 3:
+        tile_heads<kType, 3>(j, krow, vrow, h, acc, scores, running_max, denom);
+        break;
+      case 2:
+        tile_heads<kType, 2>(j, krow, vrow, h, acc, scores, running_max, denom);
+        break;
+      default:
+        tile_heads<kType, 1>(j, krow, vrow, h, acc, scores, running_max, denom);
+        break;
+    }
+  }
+}
