@@ -10,7 +10,7 @@ namespace minimax {
 namespace {
 
 // Fills in what the options leave to the model and checks them. A max_model_len left at 0 is
-// the model's, clipped to what the pool holds; one given explicitly must fit the pool, or a
+// the model's, clipped to what the KV pool holds; one given explicitly must fit the KV pool, or a
 // lone request could never finish.
 EngineOptions resolve_options(const Model& model, EngineOptions options) {
   const ModelConfig& config = model.config();
@@ -107,13 +107,13 @@ void warm_first_mask(GrammarMatcher& grammar, double budget_ms) {
 
 }  // namespace
 
-ActiveRequest::ActiveRequest(EngineRequest req, KvBlockPool& pool, const BpeTokenizer& tokenizer,
+ActiveRequest::ActiveRequest(EngineRequest req, KvBlockPool& kv_pool, const BpeTokenizer& tokenizer,
                              std::shared_ptr<const TokenTrie> vocab)
     : request(std::move(req)),
       sampler(request.sampling, request.prompt),
       detokenizer(tokenizer, /*skip_special=*/false),
       matcher(request.stop.stop_strings),
-      cache(pool) {
+      cache(kv_pool) {
   tokens = request.prompt;
   prompt_len = static_cast<int64_t>(tokens.size());
   read_prefix_cache = request.prompt_logprobs < 0;
@@ -130,8 +130,8 @@ Engine::Impl::Impl(Model& model_, const BpeTokenizer& tokenizer_, EngineOptions 
       tokenizer(tokenizer_),
       options(resolve_options(model_, std::move(options_))),
       metrics(options.model_name),
-      pool(model.new_kv_pool(options.kv_cache_blocks, options.kv_block_size,
-                             options.kv_cache_dtype)),
+      kv_pool(model.new_kv_pool(options.kv_cache_blocks, options.kv_block_size,
+                                options.kv_cache_dtype)),
       blocks(options.kv_cache_blocks, options.kv_block_size, options.prefix_caching),
       scheduler(blocks, options.max_num_seqs, options.max_batched_tokens),
       signal(std::make_shared<EngineSignal>()) {
@@ -207,7 +207,7 @@ void Engine::Impl::loop() {
       drop_cancelled_and_expired();
       const bool ran = step();
       if (!ran && !active.empty()) {
-        // Nothing fits right now (cannot happen with a pool that holds max_model_len, which
+        // Nothing fits right now (cannot happen with a KV pool that holds max_model_len, which
         // the constructor checks); wait for a change instead of spinning.
         std::unique_lock<std::mutex> lock(signal->mutex);
         signal->cv.wait_for(lock, std::chrono::milliseconds(20));
@@ -247,7 +247,7 @@ std::shared_ptr<RequestStream> Engine::submit(EngineRequest request) {
   const EngineClock::time_point arrival = EngineClock::now();
   std::shared_ptr<const TokenTrie> vocab;
   if (request.constraint) vocab = impl_->token_trie();
-  auto r = std::make_unique<ActiveRequest>(std::move(request), *impl_->pool, impl_->tokenizer,
+  auto r = std::make_unique<ActiveRequest>(std::move(request), *impl_->kv_pool, impl_->tokenizer,
                                            std::move(vocab));
   r->arrival = arrival;
   if (r->grammar) warm_first_mask(*r->grammar, impl_->options.grammar_mask_budget_ms);

@@ -31,7 +31,7 @@ inline double seconds_between(EngineClock::time_point from, EngineClock::time_po
 // One request from submission to finish; the scheduler sees its SchedSequence part.
 struct ActiveRequest : SchedSequence {
   // `vocab` is needed only for a request with a constraint.
-  ActiveRequest(EngineRequest request, KvBlockPool& pool, const BpeTokenizer& tokenizer,
+  ActiveRequest(EngineRequest request, KvBlockPool& kv_pool, const BpeTokenizer& tokenizer,
                 std::shared_ptr<const TokenTrie> vocab);
 
   EngineRequest request;
@@ -39,7 +39,7 @@ struct ActiveRequest : SchedSequence {
   Sampler sampler;
   IncrementalDetokenizer detokenizer;  // special tokens kept: the parsers need the markers
   StopStringMatcher matcher;
-  KvCache cache;  // paged view over the engine's pool; its table follows `blocks`
+  KvCache cache;  // paged view over the engine's kv_pool; its table follows `blocks`
   int64_t prompt_len = 0;
   int64_t generated = 0;
   // The request's grammar state (request.constraint); it masks tokens once `constraining`.
@@ -108,7 +108,7 @@ struct Engine::Impl {
   BpeTokenizer tokenizer;
   EngineOptions options;
   ServeMetrics metrics;
-  std::unique_ptr<KvBlockPool> pool;
+  std::unique_ptr<KvBlockPool> kv_pool;  // the KV memory (a "pool" alone is a ThreadPool)
   BlockManager blocks;
   Scheduler scheduler;
   std::shared_ptr<EngineSignal> signal;
