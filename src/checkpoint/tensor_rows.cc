@@ -108,6 +108,13 @@ constexpr bool every_key_once() {
 }
 static_assert(every_key_once(), "every TensorKey needs exactly one row in kRows");
 
+// The names of the roles, in TensorRole's order.
+constexpr std::string_view kRoleNames[] = {
+    "embedding", "lm_head",     "final_norm",      "norm",          "attention", "qk_norm",
+    "router",    "router_bias", "routed_expert",   "shared_expert", "dense_ffn", "index_branch",
+    "mtp",       "vision",      "rotary_inv_freq", "unknown"};
+static_assert(std::size(kRoleNames) == size_t(TensorRole::kUnknown) + 1, "one name per TensorRole");
+
 bool present(Presence presence, int layer, const ModelConfig& c) {
   switch (presence) {
     case P::kAlways:
@@ -197,41 +204,8 @@ int64_t dim_size(Dim dim, const ModelConfig& c) {
 }
 
 std::string_view tensor_role_name(TensorRole role) {
-  switch (role) {
-    case R::kEmbedding:
-      return "embedding";
-    case R::kLmHead:
-      return "lm_head";
-    case R::kFinalNorm:
-      return "final_norm";
-    case R::kNorm:
-      return "norm";
-    case R::kAttention:
-      return "attention";
-    case R::kQkNorm:
-      return "qk_norm";
-    case R::kRouter:
-      return "router";
-    case R::kRouterBias:
-      return "router_bias";
-    case R::kRoutedExpert:
-      return "routed_expert";
-    case R::kSharedExpert:
-      return "shared_expert";
-    case R::kDenseFfn:
-      return "dense_ffn";
-    case R::kIndexBranch:
-      return "index_branch";
-    case R::kMtp:
-      return "mtp";
-    case R::kVision:
-      return "vision";
-    case R::kRotaryInvFreq:
-      return "rotary_inv_freq";
-    case R::kUnknown:
-      return "unknown";
-  }
-  return "unknown";
+  const size_t i = size_t(role);
+  return i < std::size(kRoleNames) ? kRoleNames[i] : "unknown";
 }
 
 // The TensorKey helpers of tensor_key.h, read from the rows.
