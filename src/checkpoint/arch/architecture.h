@@ -1,6 +1,6 @@
 // One record per architecture: everything the engine knows about a model family that is not the
 // forward pass itself (HF architecture string and model_type, the config hook, the tensor
-// spelling, default parsers, chat template, think markers). Each record is one file in this
+// spelling, default parsers, chat template, output markers). Each record is one file in this
 // folder (minimax_m2.cc, minimax_m3.cc); all other code reads the record instead of switching on
 // the architecture. The records sit in checkpoint/ (not model/) because config parsing and the
 // tensor table, which convert / validate / inspect use without a model, must read them.
