@@ -1,6 +1,7 @@
 // Typed reading of config.json fields with errors that name the file and the dotted field path,
-// and the readers every architecture shares. Used by model_config.cc and by the config hook of
-// each architecture record (checkpoint/arch/).
+// and the readers every architecture shares. Used by model_config.cc, by the config hook of each
+// architecture record (checkpoint/arch/) and by the quantization scheme readers
+// (checkpoint/quant/).
 #pragma once
 
 #include <fmt/format.h>
@@ -77,17 +78,43 @@ class ConfigFields {
       error(key, fmt::format("must be true or false, got {} {}", value.type_name(), value.dump()));
     return value.get<bool>();
   }
-  std::string string_or(std::string_view key, std::string fallback) const {
-    if (!has(key)) return fallback;
-    const nlohmann::json& value = object_.at(key);
+  std::string string(std::string_view key) const {
+    const nlohmann::json& value = get(key);
     if (!value.is_string())
       error(key, fmt::format("must be a string, got {} {}", value.type_name(), value.dump()));
     return value.get<std::string>();
+  }
+  std::string string_or(std::string_view key, std::string fallback) const {
+    return has(key) ? string(key) : fallback;
+  }
+  // A list of strings; null or absent is empty.
+  std::vector<std::string> strings(std::string_view key) const {
+    std::vector<std::string> out;
+    if (!has(key)) return out;
+    const nlohmann::json& value = object_.at(key);
+    if (!value.is_array())
+      error(key, fmt::format("must be a list of strings, got {}", value.dump()));
+    for (const nlohmann::json& item : value) {
+      if (!item.is_string())
+        error(key, fmt::format("must be a list of strings, has {}", item.dump()));
+      out.push_back(item.get<std::string>());
+    }
+    return out;
+  }
+  // `key` must be present and equal to `wanted`; `what` says why.
+  void expect(std::string_view key, const nlohmann::json& wanted, std::string_view what) const {
+    if (!has(key) || object_.at(key) != wanted)
+      error(key, fmt::format("{} (expected {}, got {})", what, wanted.dump(),
+                             has(key) ? object_.at(key).dump() : "nothing"));
   }
   const nlohmann::json& object(std::string_view key) const {
     const nlohmann::json& value = get(key);
     if (!value.is_object()) error(key, fmt::format("must be an object, got {}", value.type_name()));
     return value;
+  }
+  // The object at `key`, read with its path in messages.
+  ConfigFields child(std::string_view key) const {
+    return {object(key), prefix_ + std::string(key) + ".", source_};
   }
   // A per-layer list of 0/1 flags; its length must be the number of layers.
   std::vector<int> layer_flags(std::string_view key, int num_layers) const {
@@ -116,6 +143,7 @@ class ConfigFields {
     return first.get<int>();
   }
 
+  const nlohmann::json& json() const { return object_; }
   const std::string& prefix() const { return prefix_; }
   const std::string& source() const { return source_; }
 

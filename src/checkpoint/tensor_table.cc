@@ -2,6 +2,7 @@
 #include "checkpoint/tensor_table.h"
 
 #include <array>
+#include <span>
 
 #include "base/error.h"
 #include "checkpoint/arch/architecture.h"
@@ -28,104 +29,58 @@ bool split_linear_param(std::string_view name, std::string_view* module) {
   return false;
 }
 
-// Keys whose weight is a matrix that may carry quantization side tensors.
-bool is_matrix_key(TensorKey key) {
-  switch (key) {
-    case TensorKey::kEmbedding:
-    case TensorKey::kFinalNorm:
-    case TensorKey::kInputNorm:
-    case TensorKey::kPostNorm:
-    case TensorKey::kQNorm:
-    case TensorKey::kKNorm:
-    case TensorKey::kIndexQNorm:
-    case TensorKey::kIndexKNorm:
-    case TensorKey::kRouterBias:
-      return false;
-    case TensorKey::kLmHead:
-    case TensorKey::kQProj:
-    case TensorKey::kKProj:
-    case TensorKey::kVProj:
-    case TensorKey::kOProj:
-    case TensorKey::kIndexQProj:
-    case TensorKey::kIndexKProj:
-    case TensorKey::kRouter:
-    case TensorKey::kExpertGate:
-    case TensorKey::kExpertUp:
-    case TensorKey::kExpertDown:
-    case TensorKey::kSharedGate:
-    case TensorKey::kSharedUp:
-    case TensorKey::kSharedDown:
-    case TensorKey::kDenseGate:
-    case TensorKey::kDenseUp:
-    case TensorKey::kDenseDown:
-      return true;
-  }
-  return false;
-}
-
-// What a parallel mode does with each weight (docs/checkpoint.md, "Split rules"). Under the
-// tensor-parallel attention modes heads are divided: q/k/v by output rows, o_proj by input
-// columns (partial sums, all-reduced); under DP_EP each rank runs whole requests, so attention is
-// replicated.
-constexpr SplitRules kTpRows = {Split::kRows, Split::kRows, Split::kReplicated};
-constexpr SplitRules kTpCols = {Split::kCols, Split::kCols, Split::kReplicated};
-constexpr SplitRules kReplicated = {Split::kReplicated, Split::kReplicated, Split::kReplicated};
-
+// Adds every weight of `config` in the rows' order: a run of model-scope rows once, a run of
+// layer rows once per layer, and within it a run of expert rows once per routed expert.
 class TableBuilder {
  public:
   explicit TableBuilder(const ModelConfig& config)
       : c_(config), record_(config.architecture_record()) {}
 
   std::vector<TensorSpec> build() {
-    const int64_t h = c_.hidden_size;
-    add({TensorKey::kEmbedding}, {c_.vocab_size, h}, false);
-    for (int l = 0; l < c_.num_layers; ++l) add_layer(l);
-    add({TensorKey::kFinalNorm}, {h}, false);
-    add({TensorKey::kLmHead}, {c_.vocab_size, h}, true);
+    const std::span<const TensorRow> rows = tensor_rows();
+    for (size_t i = 0; i < rows.size();) {
+      const size_t end = run_end(rows, i);
+      const std::span<const TensorRow> run = rows.subspan(i, end - i);
+      if (rows[i].scope == TensorScope::kModel)
+        add_run(run, -1);
+      else
+        for (int l = 0; l < c_.num_layers; ++l) add_run(run, l);
+      i = end;
+    }
     return std::move(table_);
   }
 
  private:
-  // Adds `id` when the config has it.
-  void add(const TensorId& id, std::vector<int64_t> shape, bool linear) {
-    if (!config_has_tensor(id, c_)) return;
-    table_.push_back({record_.tensor_name(record_, id), tensor_key_role(id.key), std::move(shape),
-                      id.layer, id.expert, linear, id, tensor_split_rules(id.key, c_)});
+  // The end of the run that starts at `i`: model rows, or the layer rows with their expert runs.
+  static size_t run_end(std::span<const TensorRow> rows, size_t i) {
+    const bool model = rows[i].scope == TensorScope::kModel;
+    size_t end = i + 1;
+    while (end < rows.size() && (rows[end].scope == TensorScope::kModel) == model) ++end;
+    return end;
   }
 
-  void add_layer(int l) {
-    using K = TensorKey;
-    const int64_t h = c_.hidden_size, q_width = int64_t(c_.num_heads) * c_.head_dim,
-                  kv_width = int64_t(c_.num_kv_heads) * c_.head_dim;
-    const bool per_layer = c_.qk_norm == QkNormKind::kPerLayer;
-    const SparseAttentionConfig& s = c_.sparse;
-    add({K::kInputNorm, l}, {h}, false);
-    add({K::kQProj, l}, {q_width, h}, true);
-    add({K::kKProj, l}, {kv_width, h}, true);
-    add({K::kVProj, l}, {kv_width, h}, true);
-    add({K::kOProj, l}, {h, q_width}, true);
-    add({K::kQNorm, l}, {per_layer ? q_width : c_.head_dim}, false);
-    add({K::kKNorm, l}, {per_layer ? kv_width : c_.head_dim}, false);
-    add({K::kIndexQProj, l}, {int64_t(s.num_index_heads) * s.index_dim, h}, true);
-    add({K::kIndexKProj, l}, {s.index_dim, h}, true);
-    add({K::kIndexQNorm, l}, {s.index_dim}, false);
-    add({K::kIndexKNorm, l}, {s.index_dim}, false);
-    add({K::kPostNorm, l}, {h}, false);
-    add({K::kDenseGate, l}, {c_.dense_intermediate_size, h}, true);
-    add({K::kDenseUp, l}, {c_.dense_intermediate_size, h}, true);
-    add({K::kDenseDown, l}, {h, c_.dense_intermediate_size}, true);
-    add({K::kRouter, l}, {c_.num_experts, h}, false);
-    add({K::kRouterBias, l}, {c_.num_experts}, false);
-    if (c_.is_moe_layer(l)) {
-      for (int e = 0; e < c_.num_experts; ++e) {
-        add({K::kExpertGate, l, e}, {c_.intermediate_size, h}, true);
-        add({K::kExpertUp, l, e}, {c_.intermediate_size, h}, true);
-        add({K::kExpertDown, l, e}, {h, c_.intermediate_size}, true);
+  void add_run(std::span<const TensorRow> rows, int layer) {
+    for (size_t i = 0; i < rows.size(); ++i) {
+      if (rows[i].scope != TensorScope::kExpert) {
+        add(rows[i], {rows[i].key, layer});
+        continue;
       }
+      size_t end = i;
+      while (end < rows.size() && rows[end].scope == TensorScope::kExpert) ++end;
+      for (int e = 0; e < c_.num_experts; ++e)
+        for (size_t j = i; j < end; ++j) add(rows[j], {rows[j].key, layer, e});
+      i = end - 1;
     }
-    add({K::kSharedGate, l}, {c_.shared_intermediate_size, h}, true);
-    add({K::kSharedUp, l}, {c_.shared_intermediate_size, h}, true);
-    add({K::kSharedDown, l}, {h, c_.shared_intermediate_size}, true);
+  }
+
+  // Adds `id` when the config has it.
+  void add(const TensorRow& row, const TensorId& id) {
+    if (!config_has_tensor(id, c_)) return;
+    std::vector<int64_t> shape = {dim_size(row.rows, c_)};
+    if (row.cols != Dim::kNone) shape.push_back(dim_size(row.cols, c_));
+    table_.push_back({record_.tensor_name(record_, id), row.role, std::move(shape), id.layer,
+                      id.expert, row.form == WeightForm::kLinear, id,
+                      tensor_split_rules(id.key, c_)});
   }
 
   const ModelConfig& c_;
@@ -141,182 +96,6 @@ uint64_t index_key(const TensorId& id) {
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 }  // namespace
-
-std::string_view tensor_role_name(TensorRole role) {
-  switch (role) {
-    case TensorRole::kEmbedding:
-      return "embedding";
-    case TensorRole::kLmHead:
-      return "lm_head";
-    case TensorRole::kFinalNorm:
-      return "final_norm";
-    case TensorRole::kNorm:
-      return "norm";
-    case TensorRole::kAttention:
-      return "attention";
-    case TensorRole::kQkNorm:
-      return "qk_norm";
-    case TensorRole::kRouter:
-      return "router";
-    case TensorRole::kRouterBias:
-      return "router_bias";
-    case TensorRole::kRoutedExpert:
-      return "routed_expert";
-    case TensorRole::kSharedExpert:
-      return "shared_expert";
-    case TensorRole::kDenseFfn:
-      return "dense_ffn";
-    case TensorRole::kIndexBranch:
-      return "index_branch";
-    case TensorRole::kMtp:
-      return "mtp";
-    case TensorRole::kVision:
-      return "vision";
-    case TensorRole::kRotaryInvFreq:
-      return "rotary_inv_freq";
-    case TensorRole::kUnknown:
-      return "unknown";
-  }
-  return "unknown";
-}
-
-TensorRole tensor_key_role(TensorKey key) {
-  switch (key) {
-    case TensorKey::kEmbedding:
-      return TensorRole::kEmbedding;
-    case TensorKey::kFinalNorm:
-      return TensorRole::kFinalNorm;
-    case TensorKey::kLmHead:
-      return TensorRole::kLmHead;
-    case TensorKey::kInputNorm:
-    case TensorKey::kPostNorm:
-      return TensorRole::kNorm;
-    case TensorKey::kQProj:
-    case TensorKey::kKProj:
-    case TensorKey::kVProj:
-    case TensorKey::kOProj:
-      return TensorRole::kAttention;
-    case TensorKey::kQNorm:
-    case TensorKey::kKNorm:
-      return TensorRole::kQkNorm;
-    case TensorKey::kIndexQProj:
-    case TensorKey::kIndexKProj:
-    case TensorKey::kIndexQNorm:
-    case TensorKey::kIndexKNorm:
-      return TensorRole::kIndexBranch;
-    case TensorKey::kRouter:
-      return TensorRole::kRouter;
-    case TensorKey::kRouterBias:
-      return TensorRole::kRouterBias;
-    case TensorKey::kExpertGate:
-    case TensorKey::kExpertUp:
-    case TensorKey::kExpertDown:
-      return TensorRole::kRoutedExpert;
-    case TensorKey::kSharedGate:
-    case TensorKey::kSharedUp:
-    case TensorKey::kSharedDown:
-      return TensorRole::kSharedExpert;
-    case TensorKey::kDenseGate:
-    case TensorKey::kDenseUp:
-    case TensorKey::kDenseDown:
-      return TensorRole::kDenseFfn;
-  }
-  return TensorRole::kUnknown;
-}
-
-bool config_has_tensor(const TensorId& id, const ModelConfig& c) {
-  if (!key_has_layer(id.key)) {
-    if (id.layer != -1 || id.expert != -1) return false;
-    return id.key != TensorKey::kLmHead || !c.tie_word_embeddings;
-  }
-  if (id.layer < 0 || id.layer >= c.num_layers) return false;
-  if (key_has_expert(id.key) != (id.expert >= 0)) return false;
-  const bool moe = c.is_moe_layer(id.layer);
-  switch (id.key) {
-    case TensorKey::kInputNorm:
-    case TensorKey::kPostNorm:
-    case TensorKey::kQProj:
-    case TensorKey::kKProj:
-    case TensorKey::kVProj:
-    case TensorKey::kOProj:
-      return true;
-    case TensorKey::kQNorm:
-    case TensorKey::kKNorm:
-      return c.use_qk_norm;
-    case TensorKey::kIndexQProj:
-    case TensorKey::kIndexKProj:
-    case TensorKey::kIndexQNorm:
-    case TensorKey::kIndexKNorm:
-      return c.is_sparse_layer(id.layer);
-    case TensorKey::kRouter:
-      return moe;
-    case TensorKey::kRouterBias:
-      return moe && c.use_routing_bias;
-    case TensorKey::kExpertGate:
-    case TensorKey::kExpertUp:
-    case TensorKey::kExpertDown:
-      return moe && id.expert < c.num_experts;
-    case TensorKey::kSharedGate:
-    case TensorKey::kSharedUp:
-    case TensorKey::kSharedDown:
-      return moe && c.n_shared_experts > 0;
-    case TensorKey::kDenseGate:
-    case TensorKey::kDenseUp:
-    case TensorKey::kDenseDown:
-      return !moe;
-    case TensorKey::kEmbedding:
-    case TensorKey::kFinalNorm:
-    case TensorKey::kLmHead:
-      break;
-  }
-  return false;
-}
-
-SplitRules tensor_split_rules(TensorKey key, const ModelConfig& c) {
-  switch (key) {
-    case TensorKey::kQProj:
-    case TensorKey::kKProj:
-    case TensorKey::kVProj:
-      return kTpRows;
-    case TensorKey::kOProj:
-      return kTpCols;
-    case TensorKey::kQNorm:
-    case TensorKey::kKNorm:
-      // M2's weight has one entry per element of the whole projection, so it is divided with the
-      // heads (and the sum of squares all-reduced); M3's [head_dim] weight serves every head.
-      return c.qk_norm == QkNormKind::kPerLayer ? kTpRows : kReplicated;
-    case TensorKey::kExpertGate:
-    case TensorKey::kExpertUp:
-      return {Split::kRows, Split::kExpert, Split::kExpert};
-    case TensorKey::kExpertDown:
-      return {Split::kCols, Split::kExpert, Split::kExpert};
-    case TensorKey::kSharedGate:
-    case TensorKey::kSharedUp:
-    case TensorKey::kDenseGate:
-    case TensorKey::kDenseUp:
-      return kTpRows;
-    case TensorKey::kSharedDown:
-    case TensorKey::kDenseDown:
-      return kTpCols;
-    case TensorKey::kLmHead:
-      // By vocabulary rows; each rank's logits are all-gathered.
-      return kTpRows;
-    case TensorKey::kEmbedding:
-    case TensorKey::kFinalNorm:
-    case TensorKey::kInputNorm:
-    case TensorKey::kPostNorm:
-    case TensorKey::kIndexQProj:
-    case TensorKey::kIndexKProj:
-    case TensorKey::kIndexQNorm:
-    case TensorKey::kIndexKNorm:
-    case TensorKey::kRouter:
-    case TensorKey::kRouterBias:
-      // The index branch is replicated: its key is a single head shared by every index-query
-      // head, and block selection must come out the same on every rank of a group.
-      return kReplicated;
-  }
-  return kReplicated;
-}
 
 std::vector<TensorSpec> tensor_table(const ModelConfig& config) {
   return TableBuilder(config).build();
@@ -346,7 +125,7 @@ std::optional<TensorId> tensor_id_of(const std::string& hf_name, const ModelConf
     // A quantization side tensor ("...q_proj.weight_scale_inv") takes its module's id; only the
     // matrices (Linear weights and the router) have such tensors.
     id = record.parse_tensor_name(record, std::string(module) + ".weight");
-    if (id && !is_matrix_key(id->key)) id.reset();
+    if (id && tensor_row(id->key).form == WeightForm::kPlain) id.reset();
   }
   if (!id || !config_has_tensor(*id, config)) return std::nullopt;
   return id;

@@ -14,31 +14,10 @@
 #include "checkpoint/model_config.h"
 #include "checkpoint/quant_config.h"
 #include "checkpoint/tensor_key.h"
+#include "checkpoint/tensor_rows.h"
 #include "formats/dtype.h"
 
 namespace minimax {
-
-enum class TensorRole {
-  kEmbedding,
-  kLmHead,
-  kFinalNorm,
-  kNorm,           // input_layernorm / post_attention_layernorm
-  kAttention,      // q/k/v/o projections
-  kQkNorm,         // self_attn.q_norm / k_norm
-  kRouter,         // block_sparse_moe.gate
-  kRouterBias,     // block_sparse_moe.e_score_correction_bias
-  kRoutedExpert,   // block_sparse_moe.experts.E.w1/w2/w3
-  kSharedExpert,   // block_sparse_moe.shared_experts.gate/up/down_proj (M3)
-  kDenseFfn,       // mlp.gate/up/down_proj (M3 dense layers)
-  kIndexBranch,    // self_attn.index_q/k_proj, index_q/k_norm (M3 sparse layers)
-  kMtp,            // multi-token-prediction layers: skipped
-  kVision,         // vision tower / projector: skipped (text only)
-  kRotaryInvFreq,  // a saved rotary_emb.inv_freq buffer: skipped (recomputed)
-  kUnknown,
-};
-std::string_view tensor_role_name(TensorRole role);  // "embedding", "routed_expert", ...
-
-TensorRole tensor_key_role(TensorKey key);
 
 struct TensorSpec {
   std::string name;  // full HF name, e.g. "model.layers.3.block_sparse_moe.experts.7.w1.weight"
@@ -50,17 +29,9 @@ struct TensorSpec {
   SplitRules split;  // how ranks divide it in each parallel mode (docs/checkpoint.md)
 };
 
-// Whether `config` has the weight `id` (the layer and expert exist, the layer has that kind of
-// attention and FFN, QK norm and routing bias are on, ...).
-bool config_has_tensor(const TensorId& id, const ModelConfig& config);
-// The split rules of a weight of `config` (M2's cross-head q/k norm weights follow q/k; M3's
-// per-head ones are replicated).
-SplitRules tensor_split_rules(TensorKey key, const ModelConfig& config);
-
-// Every tensor the engine needs, in a stable order: embedding; per layer the norms, attention,
-// index branch, router, experts (w1, w3, w2 each), shared expert or dense FFN; final norm; lm_head
-// (absent when tie_word_embeddings). The router is not `linear`: no MiniMax release or loader
-// quantizes it (a quantized gate breaks vLLM; spec/formats.md §4.1).
+// Every tensor the engine needs, in the rows' order (tensor_rows.h): embedding; per layer the
+// norms, attention, index branch, dense FFN or router, experts (w1, w3, w2 each) and shared
+// expert; final norm; lm_head (absent when tie_word_embeddings).
 std::vector<TensorSpec> tensor_table(const ModelConfig& config);
 
 // The table with lookup by id: what loaders use.

@@ -11,6 +11,7 @@
 
 #include "base/error.h"
 #include "cli/commands.h"
+#include "cli/gate_markers.h"
 #include "gates/gates.h"
 
 namespace minimax::cli {
@@ -86,6 +87,8 @@ void run_gates_command(const GatesArgs& args, const std::vector<std::string>& ex
   if (args.url.empty()) exit_with(2, "--url is required (e.g. --url http://127.0.0.1:8000)");
   gates::GateOptions options;
   options.seed = parse_seed(args.seed);
+  // The corpus is written in M3's chat format (its tool-call block is M3's element syntax).
+  options.markers = gate_markers(minimax_m3_record());
   const gates::OpenAiClient server = connect(args.url, "--url", args);
   std::unique_ptr<gates::OpenAiClient> other;
   if (!args.compare_url.empty())

@@ -26,12 +26,13 @@ std::string excerpt(std::string_view text, size_t limit) {
   return out;
 }
 
-TaskOutcome ask(const OpenAiClient& server, const ChatTask& task, const Thresholds& thresholds) {
+TaskOutcome ask(const OpenAiClient& server, const ChatTask& task, const GateOptions& options) {
   TaskOutcome outcome;
   try {
-    const ChatAnswer answer = read_chat_answer(server.chat(chat_request(task.user, thresholds)));
+    const ChatAnswer answer =
+        read_chat_answer(server.chat(chat_request(task.user, options.thresholds)));
     outcome.ok = true;
-    outcome.answer = final_answer_text(answer.content);
+    outcome.answer = final_answer_text(answer.content, options.markers.think_closes);
     outcome.reasoning = answer.reasoning;
   } catch (const ConnectionError&) {
     throw;

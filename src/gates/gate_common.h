@@ -19,7 +19,7 @@ struct TaskOutcome {
   std::string reasoning;
   std::string error;
 };
-TaskOutcome ask(const OpenAiClient& server, const ChatTask& task, const Thresholds& thresholds);
+TaskOutcome ask(const OpenAiClient& server, const ChatTask& task, const GateOptions& options);
 
 // "kind 'prompt…': expected X, got Y" for a wrong answer, or the request's error.
 std::string mismatch(const ChatTask& task, const TaskOutcome& outcome);

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "gates/chat_markers.h"
 #include "gates/openai_client.h"
 #include "gates/report.h"
 #include "gates/tasks.h"
@@ -16,6 +17,7 @@ namespace minimax::gates {
 struct GateOptions {
   uint64_t seed = 1;  // fresh problems (loops, needles, arithmetic, tools); golden ones are fixed
   Thresholds thresholds;
+  ChatMarkers markers;  // the chat format of the corpus and the reasoning markers to strip
 };
 
 // Each gate catches the Errors of its own requests (a 400 or a malformed reply fails that gate
@@ -41,7 +43,7 @@ std::vector<GateResult> run_gates(const OpenAiClient& server, const OpenAiClient
 // format (user turn, then the assistant turn with the exact expected generation), from fixed
 // seeds. The template's constant system block is left out: it is the same in every conversation
 // and memorised, so it would only inflate the agreement.
-std::vector<std::string> compare_corpus();
+std::vector<std::string> compare_corpus(const ChatMarkers& markers);
 
 // The chat request the gates send: one user message, greedy, the gates' max_tokens.
 nlohmann::ordered_json chat_request(const std::string& user, const Thresholds& thresholds);

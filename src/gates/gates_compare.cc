@@ -12,34 +12,28 @@ namespace {
 
 using json = nlohmann::json;
 
-// The M3 chat template's turn markers (templates/minimax_m3.jinja). gates/ is an OpenAI-API
-// client that must not link checkpoint/, so the think markers repeat checkpoint/arch/minimax_m3.cc.
-constexpr std::string_view kUser = "]~b]user\n";
-constexpr std::string_view kAssistant = "]~b]ai\n";
-constexpr std::string_view kTool = "]~b]tool";
-constexpr std::string_view kEnd = "[e~[";
-constexpr std::string_view kThinkBegin = "<mm:think>";
-constexpr std::string_view kThinkEnd = "</mm:think>";
-constexpr std::string_view kNs = "]<]minimax[>[";
-
-std::string conversation(const ChatTask& task) {
+// A conversation in the markers' chat format: the user turn, then the assistant turn with the
+// exact expected generation.
+std::string conversation(const ChatMarkers& m, const ChatTask& task) {
   std::string generated = task.expected_reasoning.empty()
-                              ? fmt::format("{}{}", kThinkEnd, task.expected_content)
-                              : fmt::format("{}{}{}{}", kThinkBegin, task.expected_reasoning,
-                                            kThinkEnd, task.expected_content);
-  return fmt::format("{}{}{}\n{}{}{}", kUser, task.user, kEnd, kAssistant, generated, kEnd);
+                              ? fmt::format("{}{}", m.think_close, task.expected_content)
+                              : fmt::format("{}{}{}{}", m.think_open, task.expected_reasoning,
+                                            m.think_close, task.expected_content);
+  return fmt::format("{}{}{}\n{}{}{}", m.user_turn, task.user, m.end_of_message, m.assistant_turn,
+                     generated, m.end_of_message);
 }
 
-std::string tool_conversation(const ToolProblem& problem) {
+std::string tool_conversation(const ChatMarkers& m, const ToolProblem& problem) {
   const json arguments = expected_tool_arguments(problem);
   const std::string parameter = arguments.begin().key();
-  const std::string block = fmt::format(
-      "{0}<tool_call>\n{0}<invoke name=\"{1}\">{0}<{2}>{3}{0}</{2}>{0}</invoke>\n{0}</tool_call>",
-      kNs, expected_tool_name(problem), parameter, arguments.begin()->get<std::string>());
-  return fmt::format("{}{}{}\n{}{}{}{}\n{}\n<response>{}</response>{}\n{}{}{}{}", kUser,
-                     tool_user_message(problem), kEnd, kAssistant, kThinkEnd, block, kEnd, kTool,
-                     tool_result(problem), kEnd, kAssistant, kThinkEnd, tool_final_answer(problem),
-                     kEnd);
+  const std::string block =
+      fmt::format("{0}\n{1}{2}\">{3}<{4}>{5}{3}</{4}>{3}</invoke>\n{6}", m.tool_open,
+                  m.invoke_prefix, expected_tool_name(problem), m.tag_prefix, parameter,
+                  arguments.begin()->get<std::string>(), m.tool_close);
+  return fmt::format("{}{}{}\n{}{}{}{}\n{}<response>{}</response>{}\n{}{}{}{}", m.user_turn,
+                     tool_user_message(problem), m.end_of_message, m.assistant_turn, m.think_close,
+                     block, m.end_of_message, m.tool_turn, tool_result(problem), m.end_of_message,
+                     m.assistant_turn, m.think_close, tool_final_answer(problem), m.end_of_message);
 }
 
 const json* prompt_token_ids(const json& response) {
@@ -65,20 +59,21 @@ std::vector<PromptPosition> teacher_forced(const OpenAiClient& server, const std
 
 }  // namespace
 
-std::vector<std::string> compare_corpus() {
+std::vector<std::string> compare_corpus(const ChatMarkers& markers) {
   std::vector<std::string> corpus;
   SplitMix64 rng(0xC0C0C0C0);
-  for (int i = 0; i < 6; ++i) corpus.push_back(conversation(arithmetic_task(make_arithmetic(rng))));
+  for (int i = 0; i < 6; ++i)
+    corpus.push_back(conversation(markers, arithmetic_task(make_arithmetic(rng))));
   const int lengths[] = {8, 32, 64};
   for (int i = 0; i < 6; ++i) {
     const std::vector<double> depths = {0.2 + 0.3 * (i % 3), 0.9 - 0.35 * (i % 3)};
     const NeedleDocument document = make_needle_document(rng, lengths[i % 3], depths);
-    corpus.push_back(conversation(needle_task(document, static_cast<size_t>(i % 2))));
+    corpus.push_back(conversation(markers, needle_task(document, static_cast<size_t>(i % 2))));
   }
-  for (int i = 0; i < 4; ++i) corpus.push_back(conversation(make_copy(rng)));
-  for (int i = 0; i < 4; ++i) corpus.push_back(conversation(make_recall(rng)));
+  for (int i = 0; i < 4; ++i) corpus.push_back(conversation(markers, make_copy(rng)));
+  for (int i = 0; i < 4; ++i) corpus.push_back(conversation(markers, make_recall(rng)));
   for (int i = 0; i < 4; ++i)
-    corpus.push_back(tool_conversation(make_tool_problem(rng, i % 2 == 0)));
+    corpus.push_back(tool_conversation(markers, make_tool_problem(rng, i % 2 == 0)));
   return corpus;
 }
 
@@ -90,7 +85,7 @@ std::vector<GateResult> compare_gates(const OpenAiClient& server, const OpenAiCl
   GateResult loss{"mean loss difference", "", "", false, {}};
   AgreementTally tally;
   bool complete = true;
-  const std::vector<std::string> corpus = compare_corpus();
+  const std::vector<std::string> corpus = compare_corpus(options.markers);
   for (size_t i = 0; i < corpus.size(); ++i) {
     const std::string source = fmt::format("corpus text {}", i);
     try {

@@ -69,7 +69,7 @@ GateResult logprobs_gate(const OpenAiClient& server, const GateOptions& options)
 GateResult prompt_logprobs_gate(const OpenAiClient& server, const GateOptions& options) {
   const Thresholds& thresholds = options.thresholds;
   GateResult result{"prompt_logprobs", "", "", false, {}};
-  const std::vector<std::string> corpus = compare_corpus();
+  const std::vector<std::string> corpus = compare_corpus(options.markers);
   size_t problems = 0;
   size_t positions = 0;
   for (size_t i = 0; i < 2 && i < corpus.size(); ++i) {

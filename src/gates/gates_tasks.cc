@@ -39,7 +39,7 @@ GateResult golden_gate(const OpenAiClient& server, const GateOptions& options,
   GateResult result{"golden prompts", "", "", false, {}};
   size_t exact = 0;
   for (const ChatTask& task : tasks) {
-    const TaskOutcome outcome = ask(server, task, options.thresholds);
+    const TaskOutcome outcome = ask(server, task, options);
     if (answers) answers->push_back(outcome.ok ? outcome.answer : "<" + outcome.error + ">");
     if (outcome.ok && outcome.answer == task.expected_content) {
       ++exact;
@@ -141,7 +141,7 @@ GateResult needles_gate(const OpenAiClient& server, const GateOptions& options) 
         const NeedleDocument document = make_needle_document(rng, sentences, depths);
         for (size_t j = 0; j < count; ++j) {
           const ChatTask task = needle_task(document, j);
-          const TaskOutcome outcome = ask(server, task, options.thresholds);
+          const TaskOutcome outcome = ask(server, task, options);
           ++asked_here;
           if (outcome.ok && outcome.answer == task.expected_content) {
             ++found_here;
@@ -171,7 +171,7 @@ GateResult arithmetic_gate(const OpenAiClient& server, const GateOptions& option
   size_t correct = 0;
   for (size_t i = 0; i < total; ++i) {
     const ChatTask task = arithmetic_task(make_arithmetic(rng));
-    const TaskOutcome outcome = ask(server, task, options.thresholds);
+    const TaskOutcome outcome = ask(server, task, options);
     if (outcome.ok && outcome.answer == task.expected_content)
       ++correct;
     else

@@ -13,7 +13,8 @@ using ojson = nlohmann::ordered_json;
 
 // Checks round 1; returns "" when the call is right, else why not. `call_id` gets the server's
 // id when there is one.
-std::string check_call(const ChatAnswer& answer, const ToolProblem& problem, std::string* call_id) {
+std::string check_call(const ChatAnswer& answer, const ToolProblem& problem,
+                       const ChatMarkers& markers, std::string* call_id) {
   if (answer.finish_reason != "tool_calls")
     return fmt::format("finish_reason '{}', expected 'tool_calls'", answer.finish_reason);
   if (answer.tool_calls.size() != 1)
@@ -34,7 +35,7 @@ std::string check_call(const ChatAnswer& answer, const ToolProblem& problem, std
   if (arguments.is_discarded()) return fmt::format("arguments are not JSON: {}", text);
   if (arguments != expected_tool_arguments(problem))
     return fmt::format("arguments {}, expected {}", text, expected_tool_arguments(problem).dump());
-  if (!final_answer_text(answer.content).empty())
+  if (!final_answer_text(answer.content, markers.think_closes).empty())
     return fmt::format("content '{}' next to the call, expected none",
                        detail::excerpt(answer.content));
   return "";
@@ -61,7 +62,7 @@ GateResult tool_call_gate(const OpenAiClient& server, const GateOptions& options
     request["tools"] = tool_definitions();
     try {
       const std::string problem_text =
-          check_call(read_chat_answer(server.chat(request)), problem, &call_id);
+          check_call(read_chat_answer(server.chat(request)), problem, options.markers, &call_id);
       if (problem_text.empty())
         ++calls_right;
       else
@@ -87,7 +88,7 @@ GateResult tool_call_gate(const OpenAiClient& server, const GateOptions& options
     request["messages"] = messages;
     try {
       const ChatAnswer answer = read_chat_answer(server.chat(request));
-      const std::string text = final_answer_text(answer.content);
+      const std::string text = final_answer_text(answer.content, options.markers.think_closes);
       if (text == tool_final_answer(problem))
         ++answers_right;
       else

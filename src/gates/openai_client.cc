@@ -88,11 +88,11 @@ ChatAnswer read_chat_answer(const json& response) {
   return answer;
 }
 
-std::string final_answer_text(const std::string& content) {
+std::string final_answer_text(const std::string& content,
+                              const std::vector<std::string>& think_closes) {
   std::string_view text = content;
-  // The think_close of the M3 and M2 records (checkpoint/arch/), repeated: gates/ must not link
-  // checkpoint/.
-  for (std::string_view end_marker : {"</mm:think>", "</think>"}) {
+  // After the last of the markers, whichever it is (no marker contains another).
+  for (std::string_view end_marker : think_closes) {
     const size_t at = text.rfind(end_marker);
     if (at != std::string_view::npos) text.remove_prefix(at + end_marker.size());
   }

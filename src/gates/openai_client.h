@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "gates/http_client.h"
 
@@ -44,8 +45,9 @@ struct ChatAnswer {
 ChatAnswer read_chat_answer(const nlohmann::json& response);
 
 // The answer text to compare: content with any reasoning block the server left in it removed
-// (a server without a reasoning parser returns "</mm:think>" or "<think>...</think>" in content)
-// and surrounding whitespace trimmed.
-std::string final_answer_text(const std::string& content);
+// (a server without a reasoning parser returns "...</mm:think>" or "<think>...</think>" in
+// content: everything up to the last of `think_closes`) and surrounding whitespace trimmed.
+std::string final_answer_text(const std::string& content,
+                              const std::vector<std::string>& think_closes);
 
 }  // namespace minimax::gates

@@ -125,7 +125,7 @@ CheckpointText load_checkpoint_text(const std::string& dir, const BpeTokenizer& 
 
 ThinkMarkers think_markers(Arch arch) {
   const ArchitectureRecord& record = architecture_record(arch);
-  return {std::string(record.think_open), std::string(record.think_close)};
+  return {std::string(record.markers.think_open), std::string(record.markers.think_close)};
 }
 
 }  // namespace minimax

@@ -7,57 +7,68 @@
 namespace minimax {
 namespace {
 
-// The think markers are the architecture record's (checkpoint/arch/), the record whose reasoning
-// parser this format is; the tool-call markers are this file's.
-std::vector<std::string> think_markers_of(std::string_view parser) {
+// The markers are the architecture record's (checkpoint/arch/), the record whose reasoning parser
+// this format is.
+const OutputMarkers& markers_of(std::string_view parser) {
   for (const ArchitectureRecord* r : registered_architectures())
-    if (r->reasoning_parser == parser)
-      return {std::string(r->think_open), std::string(r->think_close)};
+    if (r->reasoning_parser == parser) return r->markers;
   fail("parser format '{}': no architecture record names it as its reasoning parser", parser);
 }
 
-std::vector<std::string> concat(std::vector<std::string> a, std::vector<std::string> b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
+// The rules in which the formats differ beyond their markers (parser_format.h).
+struct FormatRules {
+  std::string_view name;  // the reasoning parser whose record holds the markers
+  bool drop_close_in_content = false;
+  bool parameter_tags = false;
+  ThinkingMode default_mode = ThinkingMode::kEnabled;
+};
+
+// In ParserFormat's order. M2 drops a re-emitted </think> met in content, as vLLM's minimax_m2
+// does, and starts in reasoning; M3 keeps it as literal content, as vLLM's minimax_m3 does, and is
+// adaptive, as its template.
+constexpr FormatRules kRules[] = {
+    {"minimax_m2", true, true, ThinkingMode::kEnabled},
+    {"minimax_m3", false, false, ThinkingMode::kAdaptive},
+};
+
+ParserFormatSpec spec_of(const FormatRules& rules) {
+  const OutputMarkers& m = markers_of(rules.name);
+  ParserFormatSpec spec{
+      .name = rules.name,
+      .markers = {std::string(m.think_open), std::string(m.think_close), std::string(m.tool_open)},
+      .think_open = 0,
+      .think_close = 1,
+      .tool_marker = 2,
+      .tool_start_suffix = std::string(m.tool_open_suffix),
+      .tool_end_marker = 2,
+      .tool_end_suffix = std::string(m.tool_close_suffix),
+      .invoke_prefix = std::string(m.invoke_prefix),
+      .drop_close_in_content = rules.drop_close_in_content,
+      .parameter_tags = rules.parameter_tags,
+      .role_start = std::string(m.turns.role_start),
+      .assistant_role = std::string(m.turns.assistant_role),
+      .end_of_message = std::string(m.turns.end_of_message),
+      .default_mode = rules.default_mode,
+  };
+  if (m.tool_close != m.tool_open) {  // a marker of its own (M2); M3 closes with the same token
+    spec.markers.push_back(std::string(m.tool_close));
+    spec.tool_end_marker = 3;
+  }
+  return spec;
 }
 
 }  // namespace
 
+size_t parser_format_index(ParserFormat format, std::string_view what) {
+  const auto index = static_cast<size_t>(format);
+  if (index >= std::size(kRules)) fail("{}: unknown parser format {}", what, index);
+  return index;
+}
+
 const ParserFormatSpec& parser_format_spec(ParserFormat format) {
-  static const ParserFormatSpec m2{
-      .name = "minimax_m2",
-      .markers =
-          concat(think_markers_of("minimax_m2"), {"<minimax:tool_call>", "</minimax:tool_call>"}),
-      .think_open = 0,
-      .think_close = 1,
-      .tool_marker = 2,
-      .tool_start_suffix = "",
-      .tool_end_marker = 3,
-      .tool_end_suffix = "",
-      .invoke_prefix = "<invoke name=\"",
-      .drop_close_in_content = true,
-      .role_start = "]~b]",
-      .assistant_role = "ai\n",
-      .end_of_message = "[e~[",
-      .default_mode = ThinkingMode::kEnabled,
-  };
-  static const ParserFormatSpec m3{
-      .name = "minimax_m3",
-      .markers = concat(think_markers_of("minimax_m3"), {"]<]minimax[>["}),
-      .think_open = 0,
-      .think_close = 1,
-      .tool_marker = 2,
-      .tool_start_suffix = "<tool_call>",
-      .tool_end_marker = 2,
-      .tool_end_suffix = "</tool_call>",
-      .invoke_prefix = "]<]minimax[>[<invoke name=\"",
-      .drop_close_in_content = false,
-      .role_start = "]~b]",
-      .assistant_role = "ai\n",
-      .end_of_message = "[e~[",
-      .default_mode = ThinkingMode::kAdaptive,
-  };
-  return format == ParserFormat::kMinimaxM2 ? m2 : m3;
+  static const ParserFormatSpec specs[] = {spec_of(kRules[0]), spec_of(kRules[1])};
+  static_assert(std::size(specs) == std::size(kRules));
+  return specs[parser_format_index(format, "parser format")];
 }
 
 ParserFormat parser_format_for(Arch arch) {

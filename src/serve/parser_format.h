@@ -1,7 +1,9 @@
 // The MiniMax output formats the reasoning and tool-call parsers understand (minimax_m2,
-// minimax_m3), described as data: the special-token markers, which of them open and close
-// reasoning or start a tool-call block, and the few rules in which the formats differ
-// (spec/parsers.md §1-§3). The parsers hold no format-specific strings of their own.
+// minimax_m3), described as data: the special-token markers (the architecture record's, whose
+// reasoning parser the format is; checkpoint/arch/), which of them open and close reasoning or
+// start a tool-call block, and the few rules in which the formats differ (spec/parsers.md §1-§3).
+// The parsers hold no format-specific strings of their own; a ParserFormat outside the enum is an
+// error wherever a format is chosen, never M3 by default.
 #pragma once
 
 #include <nlohmann/json.hpp>
@@ -39,6 +41,9 @@ struct ParserFormatSpec {
   // Whether an end-of-reasoning marker met in content is removed (M2, as vLLM's minimax_m2 does
   // for a re-emitted </think>) or kept as literal content (M3, as vLLM's minimax_m3 does).
   bool drop_close_in_content = false;
+  // Whether a parameter is written <parameter name="k">v</parameter> (M2) rather than as an
+  // element <k>v</k> after tag_prefix (M3).
+  bool parameter_tags = false;
   // The assistant role header, role_start + assistant_role ("]~b]" "ai\n"): the generation
   // prefix starts after its last occurrence. role_start is a special token.
   std::string role_start;
@@ -47,7 +52,11 @@ struct ParserFormatSpec {
   ThinkingMode default_mode = ThinkingMode::kEnabled;
 };
 
+// Throws Error for a value outside the enum.
 const ParserFormatSpec& parser_format_spec(ParserFormat format);
+// The position of `format` in the enum, for tables indexed by format; throws Error naming `what`
+// for a value outside it (never M3 by default).
+size_t parser_format_index(ParserFormat format, std::string_view what);
 
 // The format an architecture writes: what `serve --reasoning-parser auto` and `chat` use.
 ParserFormat parser_format_for(Arch arch);

@@ -46,7 +46,7 @@ TextEncoding raw_text(bool m2) {
 class ToolCallCompiler {
  public:
   ToolCallCompiler(ParserFormat format, GrammarBuilder& b)
-      : m2_(format == ParserFormat::kMinimaxM2), b_(b), encoding_(raw_text(m2_)) {
+      : m2_(parser_format_spec(format).parameter_tags), b_(b), encoding_(raw_text(m2_)) {
     const ParserFormatSpec& spec = parser_format_spec(format);
     ns_ = spec.markers[spec.tool_marker];
   }

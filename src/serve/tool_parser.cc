@@ -10,8 +10,10 @@ namespace minimax {
 
 std::unique_ptr<ToolCallParser> make_tool_call_parser(ParserFormat format,
                                                       const ToolSchemas& schemas) {
-  return format == ParserFormat::kMinimaxM2 ? make_minimax_m2_tool_parser(schemas)
-                                            : make_minimax_m3_tool_parser(schemas);
+  using Factory = std::unique_ptr<ToolCallParser> (*)(const ToolSchemas&);
+  static constexpr Factory kFactories[] = {make_minimax_m2_tool_parser,  // ParserFormat's order
+                                           make_minimax_m3_tool_parser};
+  return kFactories[parser_format_index(format, "tool-call parser")](schemas);
 }
 
 std::string parse_name_attribute(std::string_view attribute) {

@@ -1,10 +1,14 @@
-// The registry of architecture records and the MiniMax tensor spelling the records share.
+// The registry of architecture records and the MiniMax tensor spelling the records share (the
+// module paths are the tensor rows'; the prefixes and lm_head name are the record's).
 #include "checkpoint/arch/architecture.h"
+
+#include <fmt/format.h>
 
 #include <array>
 #include <charconv>
 
 #include "base/error.h"
+#include "checkpoint/tensor_rows.h"
 
 namespace minimax {
 namespace {
@@ -17,75 +21,8 @@ const std::array<const ArchitectureRecord*, 2>& records() {
   return list;
 }
 
-// Module path after "layers.N." of every per-layer key but the routed experts.
-std::string_view layer_suffix(TensorKey key) {
-  switch (key) {
-    case TensorKey::kInputNorm:
-      return "input_layernorm.weight";
-    case TensorKey::kPostNorm:
-      return "post_attention_layernorm.weight";
-    case TensorKey::kQProj:
-      return "self_attn.q_proj.weight";
-    case TensorKey::kKProj:
-      return "self_attn.k_proj.weight";
-    case TensorKey::kVProj:
-      return "self_attn.v_proj.weight";
-    case TensorKey::kOProj:
-      return "self_attn.o_proj.weight";
-    case TensorKey::kQNorm:
-      return "self_attn.q_norm.weight";
-    case TensorKey::kKNorm:
-      return "self_attn.k_norm.weight";
-    case TensorKey::kIndexQProj:
-      return "self_attn.index_q_proj.weight";
-    case TensorKey::kIndexKProj:
-      return "self_attn.index_k_proj.weight";
-    case TensorKey::kIndexQNorm:
-      return "self_attn.index_q_norm.weight";
-    case TensorKey::kIndexKNorm:
-      return "self_attn.index_k_norm.weight";
-    case TensorKey::kRouter:
-      return "block_sparse_moe.gate.weight";
-    case TensorKey::kRouterBias:
-      return "block_sparse_moe.e_score_correction_bias";
-    case TensorKey::kSharedGate:
-      return "block_sparse_moe.shared_experts.gate_proj.weight";
-    case TensorKey::kSharedUp:
-      return "block_sparse_moe.shared_experts.up_proj.weight";
-    case TensorKey::kSharedDown:
-      return "block_sparse_moe.shared_experts.down_proj.weight";
-    case TensorKey::kDenseGate:
-      return "mlp.gate_proj.weight";
-    case TensorKey::kDenseUp:
-      return "mlp.up_proj.weight";
-    case TensorKey::kDenseDown:
-      return "mlp.down_proj.weight";
-    case TensorKey::kEmbedding:
-    case TensorKey::kFinalNorm:
-    case TensorKey::kLmHead:
-    case TensorKey::kExpertGate:
-    case TensorKey::kExpertUp:
-    case TensorKey::kExpertDown:
-      break;
-  }
-  return {};
-}
-
-// Routed experts are "block_sparse_moe.experts.E.<projection>.weight" with HF Mixtral's w1 (gate),
-// w3 (up), w2 (down).
+// Routed experts sit under "layers.N.block_sparse_moe.experts.E."; the path after it is the row's.
 constexpr std::string_view kExperts = "block_sparse_moe.experts.";
-std::string_view expert_projection(TensorKey key) {
-  switch (key) {
-    case TensorKey::kExpertGate:
-      return "w1.weight";
-    case TensorKey::kExpertUp:
-      return "w3.weight";
-    case TensorKey::kExpertDown:
-      return "w2.weight";
-    default:
-      return {};
-  }
-}
 
 bool consume(std::string_view& text, std::string_view prefix) {
   if (text.substr(0, prefix.size()) != prefix) return false;
@@ -126,22 +63,18 @@ const ArchitectureRecord& architecture_record(Arch arch) {
 }
 
 std::string minimax_tensor_name(const ArchitectureRecord& record, const TensorId& id) {
-  const std::string prefix(record.tensor_prefix);
-  switch (id.key) {
-    case TensorKey::kEmbedding:
-      return prefix + "embed_tokens.weight";
-    case TensorKey::kFinalNorm:
-      return prefix + "norm.weight";
-    case TensorKey::kLmHead:
-      return std::string(record.lm_head_name);
-    default:
-      break;
+  const TensorRow& row = tensor_row(id.key);
+  switch (row.scope) {
+    case TensorScope::kModel:
+      if (row.hf_path.empty()) return std::string(record.lm_head_name);
+      return fmt::format("{}{}", record.tensor_prefix, row.hf_path);
+    case TensorScope::kLayer:
+      return fmt::format("{}layers.{}.{}", record.tensor_prefix, id.layer, row.hf_path);
+    case TensorScope::kExpert:
+      return fmt::format("{}layers.{}.{}{}.{}", record.tensor_prefix, id.layer, kExperts, id.expert,
+                         row.hf_path);
   }
-  std::string name = prefix + "layers." + std::to_string(id.layer) + ".";
-  if (key_has_expert(id.key))
-    return name + std::string(kExperts) + std::to_string(id.expert) + "." +
-           std::string(expert_projection(id.key));
-  return name + std::string(layer_suffix(id.key));
+  return {};
 }
 
 std::optional<int> minimax_layer_of_name(const ArchitectureRecord& record, std::string_view name) {
@@ -155,22 +88,23 @@ std::optional<TensorId> parse_minimax_tensor_name(const ArchitectureRecord& reco
                                                   std::string_view name) {
   if (name == record.lm_head_name) return TensorId{TensorKey::kLmHead};
   if (!consume(name, record.tensor_prefix)) return std::nullopt;
-  if (name == "embed_tokens.weight") return TensorId{TensorKey::kEmbedding};
-  if (name == "norm.weight") return TensorId{TensorKey::kFinalNorm};
-  if (!consume(name, "layers.")) return std::nullopt;
-  const int layer = consume_index(name);
-  if (layer < 0) return std::nullopt;
-  if (consume(name, kExperts)) {
-    const int expert = consume_index(name);
-    if (expert < 0) return std::nullopt;
-    for (TensorKey key : {TensorKey::kExpertGate, TensorKey::kExpertUp, TensorKey::kExpertDown})
-      if (name == expert_projection(key)) return TensorId{key, layer, expert};
-    return std::nullopt;
+  TensorId id;
+  TensorScope scope = TensorScope::kModel;
+  if (consume(name, "layers.")) {
+    id.layer = consume_index(name);
+    if (id.layer < 0) return std::nullopt;
+    scope = TensorScope::kLayer;
+    if (consume(name, kExperts)) {
+      id.expert = consume_index(name);
+      if (id.expert < 0) return std::nullopt;
+      scope = TensorScope::kExpert;
+    }
   }
-  for (int k = 0; k < kNumTensorKeys; ++k) {
-    const auto key = static_cast<TensorKey>(k);
-    const std::string_view suffix = layer_suffix(key);
-    if (!suffix.empty() && name == suffix) return TensorId{key, layer};
+  for (const TensorRow& row : tensor_rows()) {
+    if (row.scope == scope && !row.hf_path.empty() && row.hf_path == name) {
+      id.key = row.key;
+      return id;
+    }
   }
   return std::nullopt;
 }

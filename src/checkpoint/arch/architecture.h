@@ -1,6 +1,6 @@
 // One record per architecture: everything the engine knows about a model family that is not the
 // forward pass itself (HF architecture string and model_type, the config hook, the tensor
-// spelling, default parsers, chat template, think markers). Each record is one file in this
+// spelling, default parsers, chat template, output markers). Each record is one file in this
 // folder (minimax_m2.cc, minimax_m3.cc); all other code reads the record instead of switching on
 // the architecture. The records sit in checkpoint/ (not model/) because config parsing and the
 // tensor table, which convert / validate / inspect use without a model, must read them.
@@ -17,6 +17,30 @@
 namespace minimax {
 
 class ConfigFields;
+
+// The turn markers of a chat format: a turn is role_start + role + its text + end_of_message,
+// e.g. "]~b]" "ai\n" ... "[e~[". role_start is a special token.
+struct TurnMarkers {
+  std::string_view role_start;
+  std::string_view user_role, assistant_role, tool_role;
+  std::string_view end_of_message;
+};
+
+// The special strings an architecture's model writes and its chat template spells
+// (spec/parsers.md §1-§3). The think and tool markers are single special tokens.
+struct OutputMarkers {
+  std::string_view think_open;  // "<think>" / "<mm:think>"
+  std::string_view think_close;
+  // A tool-call block opens with the special token `tool_open` followed (after optional
+  // whitespace) by the plain text `tool_open_suffix`, and closes likewise: M2
+  // <minimax:tool_call> ... </minimax:tool_call>, M3 ]<]minimax[>[<tool_call> ...
+  // ]<]minimax[>[</tool_call> (M3 writes its namespace token before every tag of the block).
+  std::string_view tool_open, tool_open_suffix;
+  std::string_view tool_close, tool_close_suffix;
+  std::string_view invoke_prefix;  // the text that opens one invoke, up to the tool's name
+  std::string_view tag_prefix;     // before every other tag of the block: M3's namespace token
+  TurnMarkers turns;
+};
 
 struct ArchitectureRecord {
   Arch arch = Arch::kM2;
@@ -58,10 +82,10 @@ struct ArchitectureRecord {
   std::string_view tool_call_parser;
   // The built-in chat template (text/jinja/builtin_templates.h) used when the checkpoint has none.
   std::string_view chat_template;
-  // The special tokens around reasoning. gates/ (an OpenAI-API client that must not know the
-  // engine) spells them again as literals.
-  std::string_view think_open;
-  std::string_view think_close;
+  // The special strings of the output and chat format: the only place they are spelled. serve's
+  // parsers read them (serve/parser_format.h); `minimax gates` hands them to gates/, which may not
+  // include this layer.
+  OutputMarkers markers;
 };
 
 // Every registered record, in a stable order.
@@ -84,5 +108,14 @@ std::string minimax_tensor_name(const ArchitectureRecord& record, const TensorId
 std::optional<TensorId> parse_minimax_tensor_name(const ArchitectureRecord& record,
                                                   std::string_view name);
 std::optional<int> minimax_layer_of_name(const ArchitectureRecord& record, std::string_view name);
+
+// The turn markers every MiniMax chat template writes.
+inline constexpr TurnMarkers kMinimaxTurnMarkers = {
+    .role_start = "]~b]",
+    .user_role = "user\n",
+    .assistant_role = "ai\n",
+    .tool_role = "tool\n",
+    .end_of_message = "[e~[",
+};
 
 }  // namespace minimax

@@ -14,6 +14,14 @@ constexpr std::array<std::string_view, 2> kM2Mxfp8Ignored = {"lm_head", "model.e
 constexpr std::array<std::string_view, 3> kM2QuarkExclude = {"lm_head", "*block_sparse_moe.gate*",
                                                              "*self_attn*"};
 
+// The output markers (OutputMarkers in architecture.h), as a row: think open, close; tool block
+// open + suffix, close + suffix; invoke prefix; tag prefix; turns.
+// clang-format off
+constexpr OutputMarkers kM2Markers = {"<think>", "</think>",
+    "<minimax:tool_call>", "", "</minimax:tool_call>", "",
+    "<invoke name=\"", "", kMinimaxTurnMarkers};
+// clang-format on
+
 // Every field at the top level of config.json.
 void parse_m2_config(const ConfigFields& top, ModelConfig& c) {
   read_common_text_fields(top, c);
@@ -68,8 +76,7 @@ const ArchitectureRecord& minimax_m2_record() {
       .reasoning_parser = "minimax_m2",
       .tool_call_parser = "minimax_m2",
       .chat_template = "minimax_m2",
-      .think_open = "<think>",
-      .think_close = "</think>",
+      .markers = kM2Markers,
   };
   return record;
 }

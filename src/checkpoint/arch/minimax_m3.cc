@@ -23,6 +23,14 @@ constexpr std::array<std::string_view, 9> kM3QuarkExclude = {
 constexpr std::array<std::string_view, 3> kM3Mxfp8Ignored = {"lm_head", "model.embed_tokens",
                                                              "vision_tower"};
 
+// The output markers (OutputMarkers in architecture.h), as a row: think open, close; tool block
+// open + suffix, close + suffix; invoke prefix; tag prefix; turns.
+// clang-format off
+constexpr OutputMarkers kM3Markers = {"<mm:think>", "</mm:think>",
+    "]<]minimax[>[", "<tool_call>", "]<]minimax[>[", "</tool_call>",
+    "]<]minimax[>[<invoke name=\"", "]<]minimax[>[", kMinimaxTurnMarkers};
+// clang-format on
+
 // A vision-language checkpoint: the language model's fields sit under text_config; a few
 // (tie_word_embeddings, token ids) may also appear at the top level.
 void parse_m3_config(const ConfigFields& top, ModelConfig& c) {
@@ -73,8 +81,7 @@ const ArchitectureRecord& minimax_m3_record() {
       .reasoning_parser = "minimax_m3",
       .tool_call_parser = "minimax_m3",
       .chat_template = "minimax_m3",
-      .think_open = "<mm:think>",
-      .think_close = "</mm:think>",
+      .markers = kM3Markers,
   };
   return record;
 }

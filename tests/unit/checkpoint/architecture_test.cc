@@ -28,13 +28,16 @@ TEST(ArchitectureRecord, EveryRecordIsComplete) {
     for (std::string_view field :
          {r->name, r->architecture, r->model_type, r->description, r->tensor_prefix,
           r->lm_head_name, r->reasoning_parser, r->tool_call_parser, r->chat_template,
-          r->think_open, r->think_close})
+          r->markers.think_open, r->markers.think_close, r->markers.tool_open,
+          r->markers.tool_close, r->markers.invoke_prefix, r->markers.turns.role_start,
+          r->markers.turns.user_role, r->markers.turns.assistant_role, r->markers.turns.tool_role,
+          r->markers.turns.end_of_message})
       EXPECT_FALSE(field.empty());
     EXPECT_NE(r->parse_config, nullptr);
     EXPECT_NE(r->tensor_name, nullptr);
     EXPECT_NE(r->parse_tensor_name, nullptr);
     EXPECT_NE(r->layer_of_name, nullptr);
-    EXPECT_NE(r->think_open, r->think_close);
+    EXPECT_NE(r->markers.think_open, r->markers.think_close);
     EXPECT_TRUE(strings.insert(r->architecture).second) << "registered twice";
   }
 }

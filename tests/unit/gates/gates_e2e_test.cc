@@ -5,6 +5,7 @@
 
 #include <regex>
 
+#include "cli/gate_markers.h"
 #include "fake_server.h"
 #include "gates/gates.h"
 
@@ -166,6 +167,7 @@ GateOptions small_options() {
   GateOptions options;
   options.seed = 7;
   options.thresholds.arithmetic_problems = 10;
+  options.markers = cli::gate_markers(minimax_m3_record());
   return options;
 }
 
@@ -277,8 +279,8 @@ TEST(GatesEndToEnd, ServerGoingAwayIsAConnectionError) {
 }
 
 TEST(CompareCorpus, FixedAndInTheTemplatesTurnFormat) {
-  const std::vector<std::string> corpus = compare_corpus();
-  ASSERT_EQ(corpus, compare_corpus());
+  const std::vector<std::string> corpus = compare_corpus(small_options().markers);
+  ASSERT_EQ(corpus, compare_corpus(small_options().markers));
   ASSERT_EQ(corpus.size(), 24u);
   for (const std::string& text : corpus) {
     EXPECT_EQ(text.rfind("]~b]user\n", 0), 0u);

@@ -10,6 +10,8 @@
 #include "base/error.h"
 #include "parser_test_helpers.h"
 #include "serve/marked_text.h"
+#include "serve/tool_call_grammar.h"
+#include "serve/tool_parser.h"
 
 namespace minimax {
 namespace {
@@ -97,6 +99,21 @@ TEST(ReasoningStart, ThinkingModeFromKwargs) {
   EXPECT_THROW(thinking_mode_from_kwargs(json{{"thinking_mode", "maybe"}}, kM3), Error);
   EXPECT_THROW(thinking_mode_from_kwargs(json{{"enable_thinking", "no"}}, kM2), Error);
   EXPECT_THROW(thinking_mode_from_kwargs(json::array(), kM2), Error);
+}
+
+// The markers are the architecture records'; a value outside the enum is an error wherever a
+// format is chosen, never M3 by default.
+TEST(ParserFormat, MarkersFromTheRecordsAndNoThirdFormat) {
+  EXPECT_EQ(parser_format_spec(kM2).markers,
+            (std::vector<std::string>{"<think>", "</think>", "<minimax:tool_call>",
+                                      "</minimax:tool_call>"}));
+  EXPECT_EQ(parser_format_spec(kM3).markers,
+            (std::vector<std::string>{"<mm:think>", "</mm:think>", "]<]minimax[>["}));
+  EXPECT_EQ(parser_format_spec(kM3).tool_end_marker, 2);
+  const auto third = static_cast<ParserFormat>(2);
+  EXPECT_THROW(parser_format_spec(third), Error);
+  EXPECT_THROW(make_tool_call_parser(third, {}), Error);
+  EXPECT_THROW(tool_call_grammar(third, nlohmann::ordered_json::array(), "", false), Error);
 }
 
 // `minimax chat`'s use: the rendered prompt (text, markers by spelling) decides the start, and the
