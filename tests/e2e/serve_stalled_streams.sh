@@ -45,6 +45,19 @@ code=$(curl -s -o "$WORK/chat" -w '%{http_code} %{time_total}' --max-time 45 \
   "$URL/v1/chat/completions" || true)
 check "a new chat completes beside the stalled streams ($code s)" test "${code%% *}" == 200
 
+# The stalled clients start reading only once every stalled request is cut (its four choices
+# aborted): reading earlier would rescue a stream that has not fallen far enough behind yet. One
+# the server fails to cut finishes with "length" instead, and the wait below runs out.
+aborted() {
+  curl -s "$URL/metrics" | awk '/request_success_total.*finished_reason="abort"/ {n += $2}
+    END {print n + 0}'
+}
+for _ in $(seq 1 600); do
+  (($(aborted) >= STALLED * 4)) && break
+  sleep 0.2
+done
+check "every stalled request was cut ($(aborted) of $((STALLED * 4)) choices aborted)" \
+  test "$(aborted)" -ge $((STALLED * 4))
 echo go >&4
 exec 4>&-
 wait "$CLIENTS_PID" || true

@@ -618,8 +618,9 @@ TEST(CpuLinear, BackendTableRunsItWithTheConfiguredPrecision) {
     outputs.push_back(got);
   }
   // Not vacuous where bf16 kernels exist: the two configurations compute differently.
-  if (cpu_features().avx512_bf16 && default_cpu_isa() == CpuIsa::kAvx512)
+  if (cpu_features().avx512_bf16 && default_cpu_isa() == CpuIsa::kAvx512) {
     EXPECT_NE(outputs[0], outputs[1]);
+  }
   const std::vector<std::string_view>& fallbacks = kernel_ops(BackendKind::kCpu).from_reference;
   EXPECT_EQ(std::find(fallbacks.begin(), fallbacks.end(), "linear"), fallbacks.end());
 }
