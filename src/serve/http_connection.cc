@@ -101,7 +101,8 @@ void Connections::advance(Connection& c) {
     if (r.refusal) return refuse(c, r.refusal->status, r.refusal->message);
     if (r.consumed == 0) return;
     c.in.erase(0, r.consumed);
-    if (const auto refused = check_head(c.head, routes_.access(c.head.path), options_.api_key))
+    c.access = routes_.access(c.head.path);
+    if (const auto refused = check_head(c.head, c.access, options_.api_key))
       return refuse(c, refused->status, refused->message, refused->extra_headers);
     // Only now, with the request accepted, is the client told to send its body.
     if (c.head.expect_continue && c.head.body_expected()) c.out += "HTTP/1.1 100 Continue\r\n\r\n";
@@ -125,7 +126,7 @@ void Connections::dispatch(Connection& c) {
   c.out_sent = 0;
   std::string body = c.body->take();
   c.body.reset();
-  if (routes_.access(c.head.path).at_once) return answer_at_once(c, body);  // methods checked
+  if (c.access.at_once) return answer_at_once(c, body);  // its methods were checked with the head
   c.phase = Phase::kHandling;
   watch(c, 0);  // nothing to read until the worker is done; a stream asks for EPOLLOUT
   c.stream = std::make_shared<StreamBuffer>(kMaxStreamBacklog);

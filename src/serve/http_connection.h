@@ -39,6 +39,7 @@ struct Connection {
   std::string out;  // to send (loop-owned; a worker writes a streamed reply itself)
   size_t out_sent = 0;
   HttpHead head;
+  RouteAccess access;  // what the routes said of head.path when the head was checked
   std::optional<BodyReader> body;
   bool close_after_write = false;
   bool linger_after_write = false;       // the client may still be sending a body we did not read
