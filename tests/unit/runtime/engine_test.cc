@@ -16,6 +16,7 @@
 
 #include "checkpoint/tiny_checkpoint.h"
 #include "checkpoint/tiny_config.h"
+#include "exploding_grammar.h"
 #include "runtime/model_session.h"
 #include "text/bpe_trainer.h"
 #include "text/grammar/grammar_matcher.h"
@@ -472,19 +473,6 @@ TEST(Engine, ConstraintMasksTokensAfterTheTrigger) {
     const std::string head = t.tokenizer->decode(std::span<const int32_t>(b.tokens).first(2));
     EXPECT_TRUE(is_ab_digits(b.text.substr(head.size()))) << b.text;
   }
-}
-
-// 200 optional runs of any byte side by side: after n bytes every split of n among them is an
-// automaton stack, so the states grow until the automaton's limit (issue 32 F4's kind of
-// grammar, built directly to pass the regex compiler's own bound).
-std::shared_ptr<const Grammar> exploding_grammar() {
-  GrammarBuilder b;
-  SymbolSet any;
-  for (int c = 0; c < 256; ++c) any.set(c);
-  ElementSequence runs;
-  for (int i = 0; i < 200; ++i)
-    runs.push_back(GrammarBuilder::ref(b.repeat("run", {b.terminal(any)}, 0, 100)));
-  return std::make_shared<const Grammar>(b.build(b.choice("root", {runs})));
 }
 
 TEST(Engine, AGrammarPastItsLimitsEndsItsRequestOnlyAndTheOthersGoOn) {
