@@ -1,4 +1,4 @@
-// Model loading and the forward pass: embedding, the layer loop (pre-norm residual blocks), the
+// Model loading and the forward pass: embedding, the layer loop (pre-norm residual sublayers), the
 // final norm and lm_head.
 #include "model/model.h"
 
@@ -7,7 +7,7 @@
 
 #include "base/error.h"
 #include "base/log.h"
-#include "model/layer_blocks.h"
+#include "model/sublayers.h"
 #include "model/rank_link.h"
 
 namespace minimax {
@@ -273,12 +273,12 @@ void Model::run_decoder_layers(std::span<const BatchSequence> batch, const StepR
     ops.rms_norm(h, total, H, w.input_norm.data(), eps, gemma, xn, pool_);
     // Attention is the one per-sequence step: each reads and writes its own cache.
     for (size_t i = 0; i < batch.size(); ++i)
-      attention_block(per_sequence[i], w, l, xn + rows.offsets[i] * H, *batch[i].cache,
+      attention_sublayer(per_sequence[i], w, l, xn + rows.offsets[i] * H, *batch[i].cache,
                       delta + rows.offsets[i] * H);
     sum_over_ranks(delta);
     ops.add(h, delta, total * H, pool_);
     ops.rms_norm(h, total, H, w.post_norm.data(), eps, gemma, xn, pool_);
-    ffn_block(all, w, xn, delta);
+    ffn_sublayer(all, w, xn, delta);
     sum_over_ranks(delta);
     ops.add(h, delta, total * H, pool_);
   }

@@ -28,7 +28,7 @@
 
 namespace minimax {
 
-struct ForwardContext;  // model/layer_blocks.h
+struct ForwardContext;  // model/sublayers.h
 
 enum class MoePath : uint8_t {
   kFast,     // the backend's grouped MoE on the stored expert format

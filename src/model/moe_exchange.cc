@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "base/error.h"
-#include "model/layer_blocks.h"
+#include "model/sublayers.h"
 
 namespace minimax {
 namespace {

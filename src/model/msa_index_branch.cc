@@ -2,7 +2,7 @@
 // shared index key, normed per head with (1 + w) and rotated like q/k; the index keys go to their
 // own paged cache, and the select_blocks op chooses, per query and KV group, the blocks attention
 // will read (kernels/reference/msa_block_select.cc defines the choice).
-#include "model/layer_blocks.h"
+#include "model/sublayers.h"
 
 namespace minimax {
 

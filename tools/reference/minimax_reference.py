@@ -213,7 +213,7 @@ class Reference:
         ik = rope(ik, positions, c.rotary_dim, c.theta)
         return iq, ik[:, 0, :]
 
-    def attention_block(self, layer, x, positions, dense):
+    def attention_sublayer(self, layer, x, positions, dense):
         c, w, n = self.config, self.w, lambda rest: self.layer_name(layer, rest)
         T = x.shape[0]
         q, k, v = self.projections(layer, x, positions)
@@ -224,7 +224,7 @@ class Reference:
         o = attention(q, k, v, c, mask).reshape(T, c.heads * c.head_dim)
         return o @ w.linear(n("self_attn.o_proj.weight")).T
 
-    def ffn_block(self, layer, x):
+    def ffn_sublayer(self, layer, x):
         c, w, n = self.config, self.w, lambda rest: self.layer_name(layer, rest)
         if not c.moe_layer[layer]:
             return mlp(x, w.linear(n("mlp.gate_proj.weight")), w.linear(n("mlp.up_proj.weight")),
@@ -257,9 +257,9 @@ class Reference:
         for layer in range(c.layers):
             norm = lambda name: w.vector(self.layer_name(layer, name))
             x = rms_norm(h, norm("input_layernorm.weight"), c.eps, c.gemma)
-            h = h + self.attention_block(layer, x, positions, dense_attention)
+            h = h + self.attention_sublayer(layer, x, positions, dense_attention)
             x = rms_norm(h, norm("post_attention_layernorm.weight"), c.eps, c.gemma)
-            h = h + self.ffn_block(layer, x)
+            h = h + self.ffn_sublayer(layer, x)
         h = rms_norm(h, w.vector(c.prefix + "norm.weight"), c.eps, c.gemma)
         return h @ w.linear(c.lm_head).T
 
@@ -307,7 +307,7 @@ class Reference:
             n("self_attn.o_proj.weight")).T
         hq = h[rows] + o
         xq = rms_norm(hq, w.vector(n("post_attention_layernorm.weight")), c.eps, c.gemma)
-        hq = hq + self.ffn_block(0, xq)
+        hq = hq + self.ffn_sublayer(0, xq)
         hq = rms_norm(hq, w.vector(c.prefix + "norm.weight"), c.eps, c.gemma)
         return hq @ w.linear(c.lm_head).T, choices
 

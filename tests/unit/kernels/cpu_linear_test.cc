@@ -1,10 +1,11 @@
 // Tests of cpu_linear (kernels/cpu/linear.h): every weight format on every ISA path this CPU runs
-// (the others skip), odd shapes, 1-16 tokens, misaligned pointers, one and two threads, and real
-// layer shapes of M2 and M3, against a float64 product of the weight as the scalar reference
-// decoders of formats/ decode it. Bound: |y - y_ref| <= (cols/8 + 32)·2^-24·Σ|x|·|w|; for the
-// bf16-activation paths y_ref uses x rounded to bf16 (so against the exact x the bound grows by
-// 2^-8·Σ|x|·|w|), and for the split (bf16x2) paths x as the sum of its bf16 hi and lo halves
-// (2^-16·Σ|x|·|w|), which checks that the rounding of x is their only extra error.
+// (the others skip), odd shapes, 1-16 tokens, misaligned pointers, one and two threads (the real
+// M2 / M3 layer shapes are the op table's, tests/backend_ops/), against a float64 product of the
+// weight as the scalar reference decoders of formats/ decode it. Bound: |y - y_ref| <= (cols/8 +
+// 32)·2^-24·Σ|x|·|w|; for the bf16-activation paths y_ref uses x rounded to bf16 (so against the
+// exact x the bound grows by 2^-8·Σ|x|·|w|), and for the split (bf16x2) paths x as the sum of its
+// bf16 hi and lo halves (2^-16·Σ|x|·|w|), which checks that the rounding of x is their only extra
+// error.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -466,57 +467,6 @@ class CpuLinearPath : public ::testing::TestWithParam<Path> {
 
 std::string path_param_name(const ::testing::TestParamInfo<Path>& info) {
   return path_name(info.param);
-}
-
-// Real projection shapes: M2 (hidden 3072: q 6144, kv 1024, expert 1536) in block FP8, M3 (hidden
-// 6144: q 8192, expert 3072) in NVFP4, MXFP4 and MXFP8.
-// The weights, activations and references are built once and shared by the paths.
-struct RealShapes {
-  struct Shape {
-    const char* name;
-    WeightFormat format;
-    int64_t rows, cols, tokens;
-  };
-  static constexpr Shape kShapes[] = {
-      {"M2 q_proj", WeightFormat::kFp8Block, 6144, 3072, 2},
-      {"M2 k_proj", WeightFormat::kFp8Block, 1024, 3072, 3},
-      {"M2 expert w1", WeightFormat::kFp8Block, 1536, 3072, 1},
-      {"M2 expert w2", WeightFormat::kFp8Block, 3072, 1536, 7},
-      {"M3 q_proj", WeightFormat::kNvfp4, 8192, 6144, 1},
-      {"M3 expert w3", WeightFormat::kMxfp4, 3072, 6144, 2},
-      {"M3 expert w2", WeightFormat::kMxfp4, 6144, 3072, 1},
-      {"M3 MXFP8 q_proj", WeightFormat::kMxfp8, 8192, 6144, 1},
-      {"M3 MXFP8 expert w2", WeightFormat::kMxfp8, 6144, 3072, 3},
-  };
-  std::vector<Weight> weights;
-  std::vector<Activations> activations;
-  std::vector<LinearCase> cases;
-  RealShapes() {
-    const bool bf16x = cpu_features().avx512_bf16;
-    uint32_t seed = 100;
-    weights.reserve(std::size(kShapes));
-    activations.reserve(std::size(kShapes));
-    for (const Shape& s : kShapes) {
-      weights.push_back(random_linear_weight(s.format, s.rows, s.cols, seed++));
-      activations.push_back(random_activations(s.tokens, s.cols, seed++));
-      cases.push_back(
-          make_case(weights.back().view, activations.back().data(), s.tokens, bf16x, bf16x));
-    }
-  }
-  static const RealShapes& get() {
-    static const RealShapes shapes;
-    return shapes;
-  }
-};
-
-// Real projection shapes: M2 (hidden 3072: q 6144, kv 1024, expert 1536) in block FP8, M3 (hidden
-// 6144: q 8192, expert 3072) in NVFP4, MXFP4 and MXFP8.
-TEST_P(CpuLinearPath, RealLayerShapes) {
-  const RealShapes& shapes = RealShapes::get();
-  for (size_t i = 0; i < shapes.cases.size(); ++i) {
-    check_path(GetParam(), shapes.cases[i], RealShapes::kShapes[i].name);
-    if (HasFatalFailure()) return;
-  }
 }
 
 // Tiles that a 64-column chunk straddles (block_cols 48) and tall thin tiles.

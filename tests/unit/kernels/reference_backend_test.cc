@@ -199,20 +199,6 @@ TEST(ElementwiseOps, AddCopyGatherAndPagedKvStore) {
   }
 }
 
-TEST(ElementwiseOps, CpuAddSplitAcrossThreadsMatchesTheReference) {
-  ThreadPool pool(2);
-  const int64_t n = 300001;  // several chunks and a ragged end
-  std::vector<float> x(n), want(n), got;
-  for (int64_t i = 0; i < n; ++i) {
-    x[i] = 0.001f * float(i % 977) - 0.3f;
-    want[i] = 1.5f - 0.0007f * float(i % 313);
-  }
-  got = want;
-  reference_ops().add(want.data(), x.data(), n, nullptr);
-  kernel_ops(BackendKind::kCpu).add(got.data(), x.data(), n, &pool);
-  EXPECT_EQ(std::memcmp(got.data(), want.data(), n * sizeof(float)), 0);
-}
-
 TEST(Backend, NamesParse) {
   EXPECT_EQ(parse_backend_kind("cpu", "--backend"), BackendKind::kCpu);
   EXPECT_EQ(parse_backend_kind("reference", "--backend"), BackendKind::kReference);

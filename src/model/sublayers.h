@@ -14,7 +14,7 @@
 
 namespace minimax {
 
-// What the blocks of one step share. Every pointer is backend memory; the blocks take their
+// What the sublayers of one step share. Every pointer is backend memory; the sublayers take their
 // buffers from `ws` inside a WorkspaceScope, so each layer reuses the same memory.
 struct ForwardContext {
   const ModelConfig& config;  // this rank's share (parallel/parallel_mode.h local_model_config)
@@ -48,13 +48,13 @@ const int32_t* select_sparse_blocks(const ForwardContext& ctx, const AttentionWe
                                     const float* xn, KvCache& cache);
 
 // out[T, hidden] = o_proj(attention(xn)); writes this call's K/V (and index keys) into `cache`.
-void attention_block(const ForwardContext& ctx, const LayerWeights& w, int layer, const float* xn,
+void attention_sublayer(const ForwardContext& ctx, const LayerWeights& w, int layer, const float* xn,
                      KvCache& cache, float* out);
 
 // out[T, hidden] = the dense FFN or the MoE (routed sum · routed_scale, plus the shared expert).
 // Under tensor parallelism `out` is this rank's partial sum (the caller all-reduces); under DP_EP
 // the routed experts run wherever they are held (moe_exchange).
-void ffn_block(const ForwardContext& ctx, const LayerWeights& w, const float* xn, float* out);
+void ffn_sublayer(const ForwardContext& ctx, const LayerWeights& w, const float* xn, float* out);
 
 // DP_EP's routed experts: this rank's T tokens (`args.x`, routed by `args.expert_ids` and
 // `args.expert_weights`) are sent to the ranks holding their experts, which run them and send the

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "base/error.h"
-#include "model/layer_blocks.h"
+#include "model/sublayers.h"
 
 namespace minimax {
 namespace {
@@ -47,7 +47,7 @@ void store_kv_rows(const ForwardContext& ctx, const float* rows, int64_t width,
   ctx.ops.store_kv(s);
 }
 
-void attention_block(const ForwardContext& ctx, const LayerWeights& w, int layer, const float* xn,
+void attention_sublayer(const ForwardContext& ctx, const LayerWeights& w, int layer, const float* xn,
                      KvCache& cache, float* out) {
   const ModelConfig& c = ctx.config;
   const AttentionWeights& a = w.attn;

@@ -1,6 +1,6 @@
 // The feed-forward half of a decoder layer: M3's dense FFN, or the sigmoid-routed MoE (bias for the
 // choice only, renormalised, × routed_scaling_factor) plus M3's shared expert.
-#include "model/layer_blocks.h"
+#include "model/sublayers.h"
 
 namespace minimax {
 namespace {
@@ -68,7 +68,7 @@ void project(const ForwardContext& ctx, const WeightView& w, const float* x, int
   ctx.ops.linear(w, xq, T, y, ctx.pool);
 }
 
-void ffn_block(const ForwardContext& ctx, const LayerWeights& w, const float* xn, float* out) {
+void ffn_sublayer(const ForwardContext& ctx, const LayerWeights& w, const float* xn, float* out) {
   if (!w.moe) {
     gated_ffn(ctx, w.dense, xn, out);
     return;
