@@ -4,11 +4,7 @@
 # model with an API key. First, with curl: the page and its files need no key and carry their
 # Content-Type and Cache-Control, while the API routes still need the key. Fails (never skips)
 # when the browser or the npm package is missing, naming the command that installs it.
-set -euo pipefail
-MINIMAX=$1
-WORK=$2
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-rm -rf "$WORK" && mkdir -p "$WORK"
+source "$(dirname "$0")/../../scripts/lib/e2e.sh" "$1" "$2"
 KEY=sk-page-key
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 if [[ ! -x $CHROMIUM ]]; then
@@ -24,8 +20,6 @@ if [[ ! -f $ROOT/models/minimax-m3-tiny/config.json ]]; then
   echo "FAIL: the bundled model models/minimax-m3-tiny is missing"
   exit 1
 fi
-source "$ROOT/scripts/lib/server.sh"
-trap stop_servers EXIT
 
 start_server "$WORK/server.log" "$ROOT/models/minimax-m3-tiny" --served-model-name tiny \
   --threads 2 --api-key "$KEY" --max-model-len 2048

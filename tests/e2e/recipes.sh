@@ -3,13 +3,7 @@
 # `serve` flags with valid values (checked with --dry-run, which stops before loading a model), a
 # flag on the command line wins over the recipe, a mistake names the key and the file, and the
 # bundled model's recipe serves a chat completion.
-set -euo pipefail
-MINIMAX=$1
-WORK=$2
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-rm -rf "$WORK" && mkdir -p "$WORK"
-source "$ROOT/scripts/lib/server.sh"
-trap stop_servers EXIT
+source "$(dirname "$0")/../../scripts/lib/e2e.sh" "$1" "$2"
 cd "$ROOT"
 
 count=0

@@ -4,13 +4,7 @@
 # forced tool parameters): each gets a 4xx or a clean answer, the server never crashes, and a
 # plain chat sent alongside grammars that are expensive to run still finishes
 # (scripts/lib/hostile_grammar_requests.py).
-set -euo pipefail
-MINIMAX=$1
-WORK=$2
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-rm -rf "$WORK" && mkdir -p "$WORK"
-source "$ROOT/scripts/lib/server.sh"
-trap stop_servers EXIT
+source "$(dirname "$0")/../../scripts/lib/e2e.sh" "$1" "$2"
 
 bundled_or_tiny_model "$WORK"
 start_server "$WORK/server.log" "$MODEL" --threads 2 --max-model-len 1024 --api-key K

@@ -6,14 +6,8 @@
 # trained model when it is there (then the client also checks its answers: a tool call and the
 # answer from the tool result, and an arithmetic problem with its reasoning, through the official
 # client, streamed and not), else a random tiny M3.
-set -euo pipefail
-MINIMAX=$1
-WORK=$2
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-rm -rf "$WORK" && mkdir -p "$WORK"
+source "$(dirname "$0")/../../scripts/lib/e2e.sh" "$1" "$2"
 KEY=sk-test-key
-source "$ROOT/scripts/lib/server.sh"
-trap stop_servers EXIT
 
 bundled_or_tiny_model "$WORK"
 TRAINED=()

@@ -4,14 +4,8 @@
 # without a key gets 401; SIGTERM or SIGINT during start-up ends the process at once; a slow
 # client does not keep a stopped server alive past --shutdown-timeout; a second signal exits at
 # once; a KV pool smaller than --max-model-len is refused naming --kv-cache-memory.
-set -euo pipefail
-MINIMAX=$1
-WORK=$2
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-rm -rf "$WORK" && mkdir -p "$WORK"
+source "$(dirname "$0")/../../scripts/lib/e2e.sh" "$1" "$2"
 KEY=sk-test-key
-source "$ROOT/scripts/lib/server.sh"
-trap stop_servers EXIT
 
 bundled_or_tiny_model "$WORK"
 
@@ -23,7 +17,6 @@ half_sent_request() {
 }
 SERVE=(--threads 2 --max-model-len 1024)
 
-source "$ROOT/scripts/lib/check.sh"
 seconds_since() { awk -v now="$(date +%s.%N)" -v start="$1" 'BEGIN {printf "%.2f", now - start}'; }
 less_than() { awk -v a="$1" -v b="$2" 'BEGIN {exit !(a < b)}'; }
 # ends PID SECONDS: waits up to SECONDS for PID, then SIGKILLs it; sets status to its exit status

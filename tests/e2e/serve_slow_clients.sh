@@ -5,12 +5,7 @@
 # started a thread per connection. Latency is the benchmark's business
 # (bench/serve_slow_clients.sh); here only completion is checked (curl's --max-time only bounds
 # a hang).
-set -euo pipefail
-MINIMAX=$1
-WORK=$2
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-rm -rf "$WORK" && mkdir -p "$WORK"
-source "$ROOT/scripts/lib/server.sh"
+source "$(dirname "$0")/../../scripts/lib/e2e.sh" "$1" "$2"
 SLOW=1000
 
 # The clients' end of every connection lives in the python process: it needs SLOW descriptors
@@ -26,14 +21,7 @@ bundled_or_tiny_model "$WORK"
 start_server "$WORK/server.log" "$MODEL" --threads 2 --max-model-len 1024 --http-threads 4
 PID=${SERVER_PIDS[-1]}
 URL=http://127.0.0.1:$PORT
-CLIENTS_PID=
-cleanup() {
-  [[ -n $CLIENTS_PID ]] && kill "$CLIENTS_PID" 2>/dev/null
-  stop_servers
-}
-trap cleanup EXIT
 
-source "$ROOT/scripts/lib/check.sh"
 threads() { awk '/^Threads/ {print $2}' "/proc/$PID/status"; }
 # Sockets the server holds. Descriptors close while find walks them, which it reports as an error:
 # not a failure here (it would end the script under set -e -o pipefail).
@@ -45,6 +33,7 @@ before=$(threads)  # after a first chat: every thread the server starts has star
 mkfifo "$WORK/hold"
 python3 "$ROOT/scripts/lib/slow_clients.py" 127.0.0.1 "$PORT" "$SLOW" <"$WORK/hold" >"$WORK/clients.out" &
 CLIENTS_PID=$!
+BACKGROUND_PIDS+=("$CLIENTS_PID")
 exec 4>"$WORK/hold"  # the clients keep their connections until this closes
 for _ in $(seq 1 300); do
   grep -q '^ready' "$WORK/clients.out" && break
@@ -69,7 +58,6 @@ check "no thread per connection: $during threads with $SLOW connections, $before
 
 exec 4>&-  # the slow clients close their connections
 wait "$CLIENTS_PID" || true
-CLIENTS_PID=
 for _ in $(seq 1 50); do
   open=$(sockets)
   ((open < 10)) && break

@@ -3,19 +3,7 @@
 # and four such clients, each stream megabytes long, /health answers at once (the event loop
 # answers it), a new chat completes (the stalled streams hold no worker: they are cut once 1 MiB
 # behind), and the stalled clients find their streams cut, not completed.
-set -euo pipefail
-MINIMAX=$1
-WORK=$2
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-rm -rf "$WORK" && mkdir -p "$WORK"
-source "$ROOT/scripts/lib/server.sh"
-source "$ROOT/scripts/lib/check.sh"
-CLIENTS_PID=
-cleanup() {
-  [[ -n $CLIENTS_PID ]] && kill "$CLIENTS_PID" 2>/dev/null
-  stop_servers
-}
-trap cleanup EXIT
+source "$(dirname "$0")/../../scripts/lib/e2e.sh" "$1" "$2"
 
 bundled_or_tiny_model "$WORK"
 start_server "$WORK/server.log" "$MODEL" --threads 2 --max-model-len 4096 --http-threads 2
@@ -26,6 +14,7 @@ mkfifo "$WORK/go"
 python3 "$ROOT/scripts/lib/stalled_stream_clients.py" 127.0.0.1 "$PORT" $STALLED 3800 \
   <"$WORK/go" >"$WORK/clients.out" &
 CLIENTS_PID=$!
+BACKGROUND_PIDS+=("$CLIENTS_PID")
 exec 4>"$WORK/go"
 for _ in $(seq 1 300); do
   grep -q '^ready' "$WORK/clients.out" && break
@@ -61,7 +50,6 @@ check "every stalled request was cut ($(aborted) of $((STALLED * 4)) choices abo
 echo go >&4
 exec 4>&-
 wait "$CLIENTS_PID" || true
-CLIENTS_PID=
 cut=$(grep -c '^cut$' "$WORK/clients.out" || true)
 check "the stalled clients' streams were cut ($cut of $STALLED)" test "$cut" == $STALLED
 check "the server still serves" test "$(curl -s -o /dev/null -w '%{http_code}' "$URL/health")" == 200

@@ -2,16 +2,9 @@
 # One rank killed mid-request (SIGKILL, as the OOM killer would): every rank of the job is gone
 # within 10 s, the job's output names the lost rank, and nothing hangs.
 # $1 = minimax, $2 = parallel_check (unused), $3 = scratch dir.
-set -euo pipefail
-MINIMAX=$1
-WORK=$3
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-rm -rf "$WORK" && mkdir -p "$WORK"
-source "$ROOT/scripts/lib/server.sh"
+source "$(dirname "$0")/../../scripts/lib/e2e.sh" "$1" "$3"
 source "$ROOT/scripts/lib/mpi_server.sh"
-trap stop_mpi_servers EXIT
 
-source "$(dirname "$0")/../../scripts/lib/check.sh"  # fail, check
 
 bundled_or_tiny_model "$WORK"
 for lost in 1 0; do

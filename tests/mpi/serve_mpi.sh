@@ -2,16 +2,9 @@
 # `minimax serve` under `mpirun -n 2` (TP_EP, then DP_EP), one thread per rank: the official OpenAI
 # Node client test against it (with the bundled trained model its answers are checked too), then
 # SIGTERM to rank 0 stops every rank cleanly. $1 = minimax, $2 = parallel_check (unused), $3 = dir.
-set -euo pipefail
-MINIMAX=$1
-WORK=$3
-ROOT=$(cd "$(dirname "$0")/../.." && pwd)
-rm -rf "$WORK" && mkdir -p "$WORK"
-source "$ROOT/scripts/lib/server.sh"
+source "$(dirname "$0")/../../scripts/lib/e2e.sh" "$1" "$3"
 source "$ROOT/scripts/lib/mpi_server.sh"
-trap stop_mpi_servers EXIT
 
-source "$(dirname "$0")/../../scripts/lib/check.sh"  # fail, check
 [[ -d $ROOT/tools/serve_client/node_modules/openai ]] ||
   fail "tools/serve_client/node_modules missing: run (cd tools/serve_client && npm install)"
 
