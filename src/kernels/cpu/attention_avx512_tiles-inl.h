@@ -50,8 +50,9 @@ constexpr int kRowDim = 128;  // the head_dim of M2 and M3, which the in-registe
 // so a bf16 or fp8 cache still gives the bits of an f32 cache of its decoded values.
 template <KvDtype kType, int G>
 MINIMAX_SIMD_INLINE void tile_heads(const AttendJob& j, const char* const* krow,
-                                    const char* const* vrow, int h, float* acc, float* scores,
-                                    float* running_max, float* denom) {
+                                    const char* const* vrow, int h, SoftmaxState& st) {
+  float* const acc = st.acc;
+  float* const scores = st.scores;
   constexpr int d = kRowDim, chunks = kRowDim / 16;
   constexpr int64_t bytes = kType == KvDtype::kF32 ? 4 : kType == KvDtype::kBF16 ? 2 : 1;
   for (int s0 = 0; s0 < kAttendTile; s0 += 4) {  // four slots × G heads per pass
@@ -77,7 +78,7 @@ MINIMAX_SIMD_INLINE void tile_heads(const AttendJob& j, const char* const* krow,
   float corr[G];
   for (int g = 0; g < G; ++g)
     corr[g] = online_softmax(scores + (h + g) * kAttendTile, kAttendTile, kAttendTile,
-                             running_max[h + g], denom[h + g]);
+                             st.running_max[h + g], st.denom[h + g]);
 #pragma GCC unroll 8
   for (int c = 0; c < chunks; ++c) {
     __m512 out[G];
@@ -97,29 +98,27 @@ MINIMAX_SIMD_INLINE void tile_heads(const AttendJob& j, const char* const* krow,
 
 // A full tile at head_dim 128 for query heads [h0, h1), four at a time.
 template <KvDtype kType>
-MINIMAX_SIMD_INLINE void attend_tile_rows(const AttendJob& j, int64_t group, int64_t s0, int h0,
-                                          int h1, float* acc, float* scores, float* running_max,
-                                          float* denom) {
+MINIMAX_SIMD_INLINE void attend_tile_rows(const AttendJob& j, const TileSpan& t, SoftmaxState& st) {
   const char* krow[kAttendTile];
   const char* vrow[kAttendTile];
   for (int i = 0; i < kAttendTile; ++i) {
-    const int64_t element = job_row(j, s0 + i) * j.cache_stride + group;
+    const int64_t element = job_row(j, t.s0 + i) * j.cache_stride + t.group;
     krow[i] = static_cast<const char*>(kv_element(j.k, kType, element));
     vrow[i] = static_cast<const char*>(kv_element(j.v, kType, element));
   }
-  for (int h = h0; h < h1; h += 4) {
-    switch (std::min(4, h1 - h)) {
+  for (int h = t.h0; h < t.h1; h += 4) {
+    switch (std::min(4, t.h1 - h)) {
       case 4:
-        tile_heads<kType, 4>(j, krow, vrow, h, acc, scores, running_max, denom);
+        tile_heads<kType, 4>(j, krow, vrow, h, st);
         break;
       case 3:
-        tile_heads<kType, 3>(j, krow, vrow, h, acc, scores, running_max, denom);
+        tile_heads<kType, 3>(j, krow, vrow, h, st);
         break;
       case 2:
-        tile_heads<kType, 2>(j, krow, vrow, h, acc, scores, running_max, denom);
+        tile_heads<kType, 2>(j, krow, vrow, h, st);
         break;
       default:
-        tile_heads<kType, 1>(j, krow, vrow, h, acc, scores, running_max, denom);
+        tile_heads<kType, 1>(j, krow, vrow, h, st);
         break;
     }
   }

@@ -234,29 +234,46 @@ MINIMAX_SIMD_INLINE void prefetch_tile(const AttendJob& j, int64_t s0, int n) {
   }
 }
 
+// What attend() carries from tile to tile, carved from its scratch: per query head the output
+// accumulator [heads, d], the current tile's scores [heads, kAttendTile], the running max and the
+// softmax denominator; and [kAttendTile, d] rows of K and V for a tile that had to be gathered
+// from pages or decoded from bf16 / fp8.
+struct SoftmaxState {
+  float* acc;
+  float* scores;
+  float* running_max;
+  float* denom;
+  float* gathered_k;
+  float* gathered_v;
+};
+
+// One tile: slots [s0, s0 + n) for the query heads [h0, h1), which share the KV head at element
+// offset `group` of each cache row.
+struct TileSpan {
+  int64_t group;
+  int64_t s0;
+  int n;
+  int h0, h1;
+};
+
 #if MINIMAX_SIMD_LEVEL == 2
 #include "kernels/cpu/attention_avx512_tiles-inl.h"
 #endif
 
-// One tile of slots [s0, s0 + n) for query heads [h0, h1), which share the KV head at element
-// offset `group` of each row: scores, then each head's online-softmax update of acc, running_max
-// and denom.
-MINIMAX_SIMD_INLINE void attend_tile(const AttendJob& j, int64_t group, int64_t s0, int n, int h0,
-                                     int h1, float* acc, float* scores, float* running_max,
-                                     float* denom, float* gathered_k, float* gathered_v) {
+// One tile: its scores, then each head's online-softmax update of the state.
+MINIMAX_SIMD_INLINE void attend_tile(const AttendJob& j, const TileSpan& t, SoftmaxState& st) {
   const int64_t d = j.head_dim;
+  const int64_t group = t.group, s0 = t.s0;
+  const int n = t.n;
 #if MINIMAX_SIMD_LEVEL == 2
   if (d == kRowDim && n == kAttendTile) {
     switch (j.dtype) {
       case KvDtype::kF32:
-        return attend_tile_rows<KvDtype::kF32>(j, group, s0, h0, h1, acc, scores, running_max,
-                                               denom);
+        return attend_tile_rows<KvDtype::kF32>(j, t, st);
       case KvDtype::kBF16:
-        return attend_tile_rows<KvDtype::kBF16>(j, group, s0, h0, h1, acc, scores, running_max,
-                                                denom);
+        return attend_tile_rows<KvDtype::kBF16>(j, t, st);
       case KvDtype::kFp8E4m3:
-        return attend_tile_rows<KvDtype::kFp8E4m3>(j, group, s0, h0, h1, acc, scores, running_max,
-                                                   denom);
+        return attend_tile_rows<KvDtype::kFp8E4m3>(j, t, st);
     }
   }
 #endif
@@ -274,41 +291,42 @@ MINIMAX_SIMD_INLINE void attend_tile(const AttendJob& j, int64_t group, int64_t 
   } else {  // same values, same order, so the same bits as the contiguous f32 tile
     for (int i = 0; i < n; ++i) {
       const int64_t row = job_row(j, s0 + i);
-      decode_row(kb, j.dtype, row * stride, d, gathered_k + i * d);
-      decode_row(vb, j.dtype, row * stride, d, gathered_v + i * d);
+      decode_row(kb, j.dtype, row * stride, d, st.gathered_k + i * d);
+      decode_row(vb, j.dtype, row * stride, d, st.gathered_v + i * d);
     }
-    k = gathered_k;
-    v = gathered_v;
+    k = st.gathered_k;
+    v = st.gathered_v;
     stride = d;
   }
-  for (int h = h0; h < h1; ++h) {
+  for (int h = t.h0; h < t.h1; ++h) {
     const float* q = j.q + h * d;
-    float* sc = scores + h * kAttendTile;
+    float* sc = st.scores + h * kAttendTile;
     int i = 0;
     for (; i + 4 <= n; i += 4) dot4(q, k + i * stride, stride, d, sc + i);
     for (; i < n; ++i) sc[i] = dot(q, k + i * stride, d);
     for (i = 0; i < n; ++i) sc[i] *= j.scale;
     for (; i < padded; ++i) sc[i] = -std::numeric_limits<float>::infinity();
   }
-  for (int h = h0; h < h1; ++h) {
-    float* sc = scores + h * kAttendTile;
-    const float corr = online_softmax(sc, n, padded, running_max[h], denom[h]);
-    accumulate(acc + h * d, corr, sc, n, v, stride, d);
+  for (int h = t.h0; h < t.h1; ++h) {
+    float* sc = st.scores + h * kAttendTile;
+    const float corr = online_softmax(sc, n, padded, st.running_max[h], st.denom[h]);
+    accumulate(st.acc + h * d, corr, sc, n, v, stride, d);
   }
 }
 
 MINIMAX_SIMD void attend(const AttendJob& j, float* scratch) {
   const int heads = j.heads, group_heads = j.heads / j.groups;
   const int64_t d = j.head_dim;
-  float* acc = scratch;                               // [heads, d]
-  float* scores = acc + heads * d;                    // [heads, kAttendTile]
-  float* running_max = scores + heads * kAttendTile;  // [heads]
-  float* denom = running_max + heads;                 // [heads]
-  float* gathered_k = denom + heads;                  // [kAttendTile, d]: gathered or decoded
-  float* gathered_v = gathered_k + kAttendTile * d;   // [kAttendTile, d]
-  std::fill(acc, acc + heads * d, 0.0f);
-  std::fill(running_max, running_max + heads, -std::numeric_limits<float>::infinity());
-  std::fill(denom, denom + heads, 0.0f);
+  SoftmaxState st;
+  st.acc = scratch;
+  st.scores = st.acc + heads * d;
+  st.running_max = st.scores + heads * kAttendTile;
+  st.denom = st.running_max + heads;
+  st.gathered_k = st.denom + heads;
+  st.gathered_v = st.gathered_k + kAttendTile * d;
+  std::fill(st.acc, st.acc + heads * d, 0.0f);
+  std::fill(st.running_max, st.running_max + heads, -std::numeric_limits<float>::infinity());
+  std::fill(st.denom, st.denom + heads, 0.0f);
   for (int r = 0; r < j.num_ranges; ++r) {
     const SlotRange range = j.ranges[r];
     for (int64_t s0 = range.begin; s0 < range.end; s0 += kAttendTile) {
@@ -317,12 +335,11 @@ MINIMAX_SIMD void attend(const AttendJob& j, float* scratch) {
       if (next < range.end)
         prefetch_tile(j, next, static_cast<int>(std::min<int64_t>(kAttendTile, range.end - next)));
       for (int g = 0; g < j.groups; ++g)
-        attend_tile(j, g * d, s0, n, g * group_heads, (g + 1) * group_heads, acc, scores,
-                    running_max, denom, gathered_k, gathered_v);
+        attend_tile(j, TileSpan{g * d, s0, n, g * group_heads, (g + 1) * group_heads}, st);
     }
   }
   for (int h = 0; h < heads; ++h)
-    for (int64_t c = 0; c < d; ++c) j.out[h * d + c] = acc[h * d + c] / denom[h];
+    for (int64_t c = 0; c < d; ++c) j.out[h * d + c] = st.acc[h * d + c] / st.denom[h];
 }
 
 // ---- MSA block scores -----------------------------------------------------------------------
