@@ -5,6 +5,7 @@
 // compares. The scoring is runtime/perplexity.h's; docs/perplexity.md says what each number means.
 #include <cstdio>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "base/atomic_output.h"
 #include "base/clock.h"
