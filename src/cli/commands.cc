@@ -12,6 +12,7 @@ void register_inspect(CLI::App& app);
 void register_logits(CLI::App& app);
 void register_make_tiny(CLI::App& app);
 void register_parse(CLI::App& app);
+void register_perplexity(CLI::App& app);
 void register_quantize(CLI::App& app);
 void register_serve(CLI::App& app);
 void register_tokenizer(CLI::App& app);
@@ -27,6 +28,7 @@ void register_all(CLI::App& app) {
   register_logits(app);
   register_make_tiny(app);
   register_parse(app);
+  register_perplexity(app);
   register_quantize(app);
   register_serve(app);
   register_tokenizer(app);

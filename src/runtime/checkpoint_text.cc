@@ -98,6 +98,13 @@ CheckpointText load_checkpoint_text(const std::string& dir, const BpeTokenizer& 
     if (!j.is_object()) fail("{}: expected a JSON object", tokenizer_config_path);
     out.bos_token = token_string(j, "bos_token", tokenizer_config_path);
     out.eos_token = token_string(j, "eos_token", tokenizer_config_path);
+    if (!out.bos_token.empty()) out.bos_token_id = tokenizer.token_id(out.bos_token);
+    if (j.contains("add_bos_token") && !j["add_bos_token"].is_null()) {
+      if (!j["add_bos_token"].is_boolean())
+        fail("{}: field 'add_bos_token' must be true or false, got {}", tokenizer_config_path,
+             j["add_bos_token"].dump());
+      out.add_bos_token = j["add_bos_token"].get<bool>();
+    }
     if (!out.eos_token.empty()) {
       const auto id = tokenizer.token_id(out.eos_token);
       if (!id)

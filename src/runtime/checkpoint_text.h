@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,7 +23,12 @@ struct CheckpointText {
   // generation_config's eos_token_id (an id or a list) and tokenizer_config's eos_token,
   // deduplicated, in that order.
   std::vector<int32_t> eos_token_ids;
-  std::string bos_token, eos_token;  // tokenizer_config strings, "" when absent
+  std::string bos_token, eos_token;     // tokenizer_config strings, "" when absent
+  std::optional<int32_t> bos_token_id;  // bos_token's id, when the tokenizer has it
+  // tokenizer_config's add_bos_token (false when absent, as for GPT2Tokenizer): whether a text
+  // encoded without a chat template starts with BOS (`minimax perplexity`; a chat template writes
+  // its own).
+  bool add_bos_token = false;
   std::string chat_template;         // Jinja source
   std::string chat_template_origin;  // the file it came from, or "built-in <name>"
 };

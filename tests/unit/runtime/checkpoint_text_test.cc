@@ -90,6 +90,21 @@ TEST(CheckpointTextTest, ErrorsNameTheFileAndField) {
   EXPECT_NE(e.find("tokenizer_config.json"), std::string::npos) << e;
 }
 
+TEST(CheckpointTextTest, AddBosTokenAndTheBosId) {
+  CheckpointText t = load_checkpoint_text(
+      make_dir({{"tokenizer_config.json", R"({"bos_token": "]~!b[", "add_bos_token": true})"}}),
+      byte_tokenizer(), Arch::kM2);
+  EXPECT_TRUE(t.add_bos_token);
+  EXPECT_EQ(t.bos_token_id, id("]~!b["));
+  t = load_checkpoint_text(make_dir({{"tokenizer_config.json", R"({"bos_token": "]~!b["})"}}),
+                           byte_tokenizer(), Arch::kM2);
+  EXPECT_FALSE(t.add_bos_token);  // GPT2Tokenizer's default
+  const std::string e =
+      error_of(make_dir({{"tokenizer_config.json", R"({"add_bos_token": "yes"})"}}));
+  EXPECT_NE(e.find("tokenizer_config.json"), std::string::npos) << e;
+  EXPECT_NE(e.find("add_bos_token"), std::string::npos) << e;
+}
+
 TEST(CheckpointTextTest, ThinkMarkersPerArchitecture) {
   EXPECT_EQ(think_markers(Arch::kM2).open, "<think>");
   EXPECT_EQ(think_markers(Arch::kM2).close, "</think>");
