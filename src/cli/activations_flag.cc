@@ -19,7 +19,8 @@ void add_activations_flag(CLI::App* cmd, std::string& value) {
   cmd->add_option(
          "--activations", value,
          "Precision of the activations in the CPU backend's matrix products: auto "
-         "(bf16x2 on CPUs with AVX512_BF16, bf16x2-batches on those with AMX too, else f32); f32 "
+         "(bf16x2 on CPUs with AVX512_BF16, else f32: the fastest within the quality budget of "
+         "docs/perplexity.md); f32 "
          "(exact products, f32 sums: "
          "logits within 2e-4 of the float64 reference on the tiny models); bf16x2 (each "
          "activation as two bf16 halves, within 2^-16 of f32: held to the same 2e-4); "
@@ -32,12 +33,15 @@ void add_activations_flag(CLI::App* cmd, std::string& value) {
       ->check(CLI::IsMember({"auto", "f32", "bf16x2", "bf16x2-batches", "bf16", "bf16-batches"}));
 }
 
+// The default is the fastest precision whose cost on the bundled model's evaluation text, against
+// f32 activations with the same weights, stays within the quality budget (mean KL divergence
+// 5e-4, p99 5e-3, top-1 agreement 99%; docs/perplexity.md "The default precision" has the
+// measurements): bf16x2 where the kernels have bf16 products (its cost is ~1e-8; bf16's, ~5e-3,
+// is ten times the budget), f32 elsewhere. One precision for every call size, never a *-batches
+// mode, so that a position's logits need not depend on the size of the call that computes it.
 ActivationPrecision auto_activation_precision(CpuIsa isa) {
   if (!cpu_features().avx512_bf16 || isa != CpuIsa::kAvx512) return ActivationPrecision::kF32;
-  // On the AMX CPUs (Intel) vdpbf16ps does fewer multiply-adds per second than vfmadd231ps, so the
-  // split row kernels lose to the f32 ones; their batches run on AMX tiles either way.
-  return cpu_features().amx_bf16 ? ActivationPrecision::kBF16x2Batches
-                                 : ActivationPrecision::kBF16x2;
+  return ActivationPrecision::kBF16x2;
 }
 
 namespace {

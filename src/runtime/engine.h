@@ -32,7 +32,7 @@ struct EngineOptions {
   int64_t kv_block_size = 16;
   int64_t kv_cache_blocks = 0;  // 0 = derive from kv_cache_bytes
   int64_t kv_cache_bytes = 256ll << 20;
-  KvDtype kv_cache_dtype = KvDtype::kF32;  // element type of the pool (the CLI's auto is bf16)
+  KvDtype kv_cache_dtype = KvDtype::kF32;  // element type of the pool (the CLI's auto too)
   int64_t max_waiting = 64;                // queue bound: submit throws EngineBusy beyond it
   bool prefix_caching = true;
   // Wall time one request's token mask may take in one step (text/grammar/grammar_matcher.h):

@@ -36,7 +36,7 @@ struct SweepOptions {
   int64_t tokens = 32;
   int64_t max_batched_tokens = kDefaultPrefillChunk;  // the engine's token budget per step
   int64_t kv_block_size = 16;
-  KvDtype kv_cache_dtype = KvDtype::kBF16;
+  KvDtype kv_cache_dtype = KvDtype::kF32;  // the CLI's auto
   SweepWarmup warmup = SweepWarmup::kLargest;
   uint64_t seed = 1;
   size_t threads = 0;  // the model's compute threads, for SweepCell::cpu_share (0: not reported)

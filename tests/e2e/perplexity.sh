@@ -3,9 +3,10 @@
 # (tests/data/perplexity/minimax-m3-tiny.txt, docs/perplexity.md): a base written with f32
 # activations and f32 KV, the same run compared with it (KL exactly 0, top-1 exactly 1, the same
 # perplexity), every --activations value compared with it (KL finite and >= 0; bf16 small but not
-# 0), the JSON keys and the text report, and bad input refused naming the flag or file: a text
-# other than the base's, a missing, empty or too short text, another --context, a corrupted base,
-# an existing base without --force, --kl-divergence without a base.
+# 0), the defaults within the quality budget, the JSON keys and the text report, and bad input
+# refused naming the flag or file: a text other than the base's, a missing, empty or too short
+# text, another --context, a corrupted base, an existing base without --force, --kl-divergence
+# without a base.
 # $1 = minimax binary, $2 = scratch dir.
 set -euo pipefail
 bin=$1
@@ -32,6 +33,8 @@ for activations in auto f32 bf16x2 bf16x2-batches bf16 bf16-batches; do
   ppl --file "$text" --activations "$activations" --kv-cache-dtype f32 --kl-divergence-base "$base" \
     --kl-divergence --json >"$work/$activations.json"
 done
+# The defaults (no precision flag at all): held to the quality budget of docs/perplexity.md.
+ppl --file "$text" --kl-divergence-base "$base" --kl-divergence --json >"$work/defaults.json"
 
 python3 - "$work" <<'PY'
 import json, math, sys
@@ -62,6 +65,13 @@ bf16 = load("bf16")
 assert bf16["activations"] == "bf16", bf16
 # Rounded activations move the predictions a little: not at all would mean the flag did nothing.
 assert 0 < bf16["kld_mean"] < 0.05 and bf16["top1_agreement"] > 0.95, bf16
+# The budget the default precision is chosen by (docs/perplexity.md "The default precision").
+defaults = load("defaults")
+assert defaults["kld_mean"] <= 5e-4 and defaults["kld_p99"] <= 5e-3, defaults
+assert defaults["top1_agreement"] >= 0.99, defaults
+print(f"ok   the defaults ({defaults['activations']}, KV {defaults['kv_cache_dtype']}) are within "
+      f"the budget: mean KLD {defaults['kld_mean']:.3g}, p99 {defaults['kld_p99']:.3g}, "
+      f"top-1 {defaults['top1_agreement']:.4f}")
 print(f"ok   base PPL {base['perplexity']:.1f}; bf16 activations: mean KLD {bf16['kld_mean']:.3g}, "
       f"p99 {bf16['kld_p99']:.3g}, top-1 {bf16['top1_agreement']:.4f}")
 PY

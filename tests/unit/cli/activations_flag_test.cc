@@ -59,12 +59,11 @@ TEST(ActivationsFlag, EachValueNamesItsPrecision) {
             auto_activation_precision());
 }
 
-TEST(ActivationsFlag, AutoIsBf16x2WhereTheKernelsHaveAvx512Bf16AndNoAmx) {
+TEST(ActivationsFlag, AutoIsBf16x2WhereTheKernelsHaveAvx512Bf16AndOneModeForEveryCallSize) {
   const bool bf16_kernels = cpu_features().avx512_bf16 && default_cpu_isa() == CpuIsa::kAvx512;
-  const ActivationPrecision want = !bf16_kernels             ? ActivationPrecision::kF32
-                                   : cpu_features().amx_bf16 ? ActivationPrecision::kBF16x2Batches
-                                                             : ActivationPrecision::kBF16x2;
-  EXPECT_EQ(auto_activation_precision(), want);
+  EXPECT_EQ(auto_activation_precision(),
+            bf16_kernels ? ActivationPrecision::kBF16x2 : ActivationPrecision::kF32);
+  EXPECT_EQ(auto_activation_precision(CpuIsa::kAvx2), ActivationPrecision::kF32);
 }
 
 TEST(ActivationsFlag, AbsentFlagDefersToTheEnvironmentThenAuto) {
