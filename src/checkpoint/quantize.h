@@ -1,7 +1,8 @@
 // `minimax quantize`: turns a BF16 checkpoint into one of the published quantized layouts (block
-// FP8 as MiniMax releases it, compressed-tensors FP8 per channel, AMD Quark MXFP4, ModelOpt NVFP4),
-// with the tensor names, scale tensors and quantization_config those releases carry. It is a tool
-// for making test checkpoints: one shard at a time is held in memory.
+// FP8 as MiniMax releases it, compressed-tensors FP8 per channel, MiniMax's MXFP8, AMD Quark MXFP4
+// with or without FP8 attention, ModelOpt NVFP4), with the tensor names, scale tensors and
+// quantization_config those releases carry. It is a tool for making test checkpoints: one shard at
+// a time is held in memory.
 #pragma once
 
 #include <string>

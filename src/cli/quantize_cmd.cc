@@ -1,4 +1,5 @@
-// `minimax quantize --input DIR --output DIR --format fp8-block|fp8-channel|mxfp4|nvfp4`.
+// `minimax quantize --input DIR --output DIR --format FORMAT`: any quantized row of
+// quant_config.cc's scheme table (fp8-block, fp8-channel, mxfp8, mxfp4, mxfp4-fp8attn, nvfp4).
 #include <cstdio>
 
 #include "base/progress.h"
@@ -14,7 +15,10 @@ void register_quantize(CLI::App& app) {
   auto format = std::make_shared<std::string>();
   cmd->add_option("--input", opts->input_dir, "BF16 checkpoint directory")->required();
   cmd->add_option("--output", opts->output_dir, "Output directory (must not exist)")->required();
-  cmd->add_option("--format", *format, "fp8-block, fp8-channel, mxfp4 or nvfp4")->required();
+  cmd->add_option("--format", *format,
+                  "fp8-block, fp8-channel, mxfp8, mxfp4, mxfp4-fp8attn (MXFP4 experts, FP8 "
+                  "attention) or nvfp4")
+      ->required();
   cmd->add_flag("--force", opts->force, "Replace an existing output directory");
   auto quiet = std::make_shared<bool>(false);
   cmd->add_flag("--quiet", *quiet, "No progress bar");
