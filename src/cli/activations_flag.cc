@@ -33,6 +33,16 @@ void add_activations_flag(CLI::App* cmd, std::string& value) {
       ->check(CLI::IsMember({"auto", "f32", "bf16x2", "bf16x2-batches", "bf16", "bf16-batches"}));
 }
 
+void add_batch_invariant_flag(CLI::App* cmd, bool& value) {
+  value = false;
+  cmd->add_flag("--batch-invariant", value,
+                "A position's logits are the same bits however it is computed: one token at a "
+                "time, in a k-token verify, in any prefill chunk, after a prefix-cache hit, beside "
+                "other sequences, at any thread count. Keeps batches off the bf16 GEMM and the "
+                "AMX tiles (slower prefill at the bf16 precisions); refused with the *-batches "
+                "precisions. Default: MINIMAX_CPU_BATCH_INVARIANT=1 if set, else off");
+}
+
 // The default is the fastest precision whose cost on the bundled model's evaluation text, against
 // f32 activations with the same weights, stays within the quality budget (mean KL divergence
 // 5e-4, p99 5e-3, top-1 agreement 99%; docs/perplexity.md "The default precision" has the
@@ -70,11 +80,11 @@ ActivationPrecision activation_precision_for(const std::string& value, const cha
 }
 
 CpuEnvironment cpu_environment() {
-  return {std::getenv(kEnvironment), std::getenv("MINIMAX_CPU_ISA"),
-          std::getenv("MINIMAX_CPU_AMX")};
+  return {std::getenv(kEnvironment), std::getenv("MINIMAX_CPU_ISA"), std::getenv("MINIMAX_CPU_AMX"),
+          std::getenv("MINIMAX_CPU_BATCH_INVARIANT")};
 }
 
-CpuKernelConfig cpu_kernel_config(const std::string& activations_flag,
+CpuKernelConfig cpu_kernel_config(const std::string& activations_flag, bool batch_invariant,
                                   const CpuEnvironment& environment) {
   CpuKernelConfig config;
   if (environment.isa != nullptr && *environment.isa != '\0') {
@@ -87,6 +97,17 @@ CpuKernelConfig cpu_kernel_config(const std::string& activations_flag,
   if (!amx.empty() && amx != "0" && amx != "1") fail("MINIMAX_CPU_AMX: '{}' is not 0 or 1", amx);
   config.amx = cpu_features().amx_bf16 && amx != "0";
   config.activations = precision_for(activations_flag, environment.activations, config.isa);
+  const std::string_view invariant =
+      environment.batch_invariant == nullptr ? "" : environment.batch_invariant;
+  if (!invariant.empty() && invariant != "0" && invariant != "1")
+    fail("MINIMAX_CPU_BATCH_INVARIANT: '{}' is not 0 or 1", invariant);
+  config.batch_invariant = batch_invariant || invariant == "1";
+  if (config.batch_invariant && varies_with_call_size(config.activations))
+    fail(
+        "{}: activations {} change precision with the number of tokens in a call and cannot be "
+        "batch-invariant; use f32, bf16x2 or bf16",
+        batch_invariant ? "--batch-invariant" : "MINIMAX_CPU_BATCH_INVARIANT",
+        activation_precision_name(config.activations));
   return config;
 }
 

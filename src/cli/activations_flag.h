@@ -17,6 +17,13 @@ namespace minimax::cli {
 // the flag.
 void add_activations_flag(CLI::App* cmd, std::string& value);
 
+// Adds --batch-invariant into `value` (false unless given): a position's logits are the same bits
+// in every call that computes it (decode, a k-token verify, any prefill chunk, beside any other
+// sequences, at any thread count; kernels/cpu/linear.h CpuLinearOptions::batch_invariant). Costs
+// prefill speed at the bf16 precisions (docs/cpu_kernels.md "Batch invariance"). Refused with the
+// *-batches precisions.
+void add_batch_invariant_flag(CLI::App* cmd, bool& value);
+
 // What `auto` stands for on this machine. The one place that decides it: bf16x2 where the kernels
 // use AVX512_BF16 (the AVX-512 level on a CPU that has it): the split GEMM for prefill (1.2-1.3x
 // f32) and split row kernels for decode (1.03-1.16x f32 at one thread, the same at two, where
@@ -40,15 +47,19 @@ struct CpuEnvironment {
   const char* activations = nullptr;  // MINIMAX_CPU_ACTIVATIONS: a --activations name
   const char* isa = nullptr;          // MINIMAX_CPU_ISA=scalar|avx2|avx512: caps the ISA level
   const char* amx = nullptr;          // MINIMAX_CPU_AMX=0|1: 0 keeps batches off the AMX tiles
+  // MINIMAX_CPU_BATCH_INVARIANT=0|1: 1 asks for batch invariance as --batch-invariant does.
+  const char* batch_invariant = nullptr;
 };
 CpuEnvironment cpu_environment();
 
 // The CPU backend's configuration (ModelOptions::cpu) for a command: the ISA level from
 // MINIMAX_CPU_ISA or the best the CPU has (Error naming the variable for an unknown level or one
 // the CPU lacks), AMX unless MINIMAX_CPU_AMX is 0 (Error for values other than 0 and 1), and the
-// activations from the flag's value (activation_precision_for, with `auto` for that ISA level).
-// Every command that runs the model calls it, on every rank.
-CpuKernelConfig cpu_kernel_config(const std::string& activations_flag,
+// activations from the flag's value (activation_precision_for, with `auto` for that ISA level),
+// batch invariance when --batch-invariant (`batch_invariant`) or MINIMAX_CPU_BATCH_INVARIANT=1
+// asks for it (Error for values other than 0 and 1, and with a *-batches precision, naming the
+// flag or the variable). Every command that runs the model calls it, on every rank.
+CpuKernelConfig cpu_kernel_config(const std::string& activations_flag, bool batch_invariant = false,
                                   const CpuEnvironment& environment = cpu_environment());
 
 }  // namespace minimax::cli

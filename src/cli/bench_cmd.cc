@@ -48,6 +48,7 @@ struct BenchArgs {
   bool json = false;
   ParallelRequest parallel;
   std::string kv_cache_dtype = "auto", activations;
+  bool batch_invariant = false;
   std::vector<int64_t> depths;  // --depth: decode speed after this many tokens of context
   std::string depth_fill = "tile";
   bool quiet = false;
@@ -228,7 +229,7 @@ void check_args(const BenchArgs& args) {
 
 ModelOptions bench_model_options(const BenchArgs& args, ThreadPool& pool) {
   ModelOptions options;
-  options.cpu = cpu_kernel_config(args.activations);
+  options.cpu = cpu_kernel_config(args.activations, args.batch_invariant);
   options.backend = parse_backend_kind(args.backend, "--backend");
   options.moe_path = parse_moe_path(args.moe_path, "--moe-path");
   options.pool = &pool;
@@ -345,6 +346,7 @@ nlohmann::ordered_json bench_report(const Model& model, const BenchArgs& args,
         {"cpu_share", m.peak.cpu_share},
         {"gflops_per_cpu_second", m.peak.gflops_per_cpu_second}}},
       {"activations", activation_precision_name(options.cpu.activations)},
+      {"batch_invariant", options.cpu.batch_invariant},
   };
   add_prefill(out, model, args, m);
   add_decode(out, args, m);
@@ -418,6 +420,7 @@ void register_bench(CLI::App& app) {
   add_parallel_flags(cmd, args->parallel);
   add_kv_cache_dtype_flag(cmd, args->kv_cache_dtype);
   add_activations_flag(cmd, args->activations);
+  add_batch_invariant_flag(cmd, args->batch_invariant);
   cmd->add_option("--depth", args->depths,
                   "Also time --gen-tokens decode steps after this many tokens of context "
                   "(repeatable, e.g. --depth 2048 --depth 32768)")

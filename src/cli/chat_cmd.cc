@@ -33,6 +33,7 @@ struct ChatArgs {
   SamplingOverrides sampling;
   ParallelRequest parallel;
   std::string kv_cache_dtype = "auto", activations;
+  bool batch_invariant = false;
 };
 
 // Writes reasoning and answer pieces so that a reader can tell them apart.
@@ -74,7 +75,7 @@ class TurnPrinter {
 
 void run_chat(const ChatArgs& args) {
   ModelOptions options;
-  options.cpu = cpu_kernel_config(args.activations);
+  options.cpu = cpu_kernel_config(args.activations, args.batch_invariant);
   options.moe_path = parse_moe_path(args.moe_path, "--moe-path");
   options.threads = args.threads;
   options.parallel = args.parallel;
@@ -187,6 +188,7 @@ void register_chat(CLI::App& app) {
   add_parallel_flags(cmd, args->parallel);
   add_kv_cache_dtype_flag(cmd, args->kv_cache_dtype);
   add_activations_flag(cmd, args->activations);
+  add_batch_invariant_flag(cmd, args->batch_invariant);
   cmd->add_option("--moe-path", args->moe_path, "MoE path: fast, or dequant (experts as bf16)")
       ->check(CLI::IsMember({"fast", "dequant"}));
   cmd->add_flag("--plain", args->plain, "Label reasoning with text even on a terminal");

@@ -27,6 +27,7 @@ struct GenerateArgs {
   SamplingOverrides sampling;
   ParallelRequest parallel;
   std::string kv_cache_dtype = "auto", activations;
+  bool batch_invariant = false;
 };
 
 void print_stats(const GenerationResult& r) {
@@ -47,7 +48,7 @@ void print_stats(const GenerationResult& r) {
 
 void run_generate(const GenerateArgs& args) {
   ModelOptions options;
-  options.cpu = cpu_kernel_config(args.activations);
+  options.cpu = cpu_kernel_config(args.activations, args.batch_invariant);
   options.backend = parse_backend_kind(args.backend, "--backend");
   options.moe_path = parse_moe_path(args.moe_path, "--moe-path");
   options.threads = args.threads;
@@ -130,6 +131,7 @@ void register_generate(CLI::App& app) {
   add_parallel_flags(cmd, args->parallel);
   add_kv_cache_dtype_flag(cmd, args->kv_cache_dtype);
   add_activations_flag(cmd, args->activations);
+  add_batch_invariant_flag(cmd, args->batch_invariant);
   cmd->add_option("--moe-path", args->moe_path, "MoE path: fast, or dequant (experts as bf16)")
       ->check(CLI::IsMember({"fast", "dequant"}));
   cmd->add_option("--backend", args->backend, "Kernels: cpu or reference")

@@ -47,6 +47,7 @@ void register_logits(CLI::App& app) {
     size_t threads = 0;
     ParallelRequest parallel;
     std::string kv_cache_dtype = "auto", activations;
+    bool batch_invariant = false;
   };
   auto args = std::make_shared<Args>();
   cmd->add_option("--model", args->model, "Checkpoint directory")->required();
@@ -67,6 +68,7 @@ void register_logits(CLI::App& app) {
   add_parallel_flags(cmd, args->parallel);
   add_kv_cache_dtype_flag(cmd, args->kv_cache_dtype);
   add_activations_flag(cmd, args->activations);
+  add_batch_invariant_flag(cmd, args->batch_invariant);
   cmd->add_flag("--quiet", args->quiet, "No load progress on stderr");
   cmd->callback([args] {
     if (args->tokens.empty() == args->prompt.empty()) fail("logits: give --tokens or --prompt");
@@ -76,7 +78,7 @@ void register_logits(CLI::App& app) {
             : BpeTokenizer::from_file(args->model + "/tokenizer.json").encode(args->prompt);
     if (ids.empty()) fail("--prompt: the text encodes to no tokens");
     ModelOptions options;
-    options.cpu = cpu_kernel_config(args->activations);
+    options.cpu = cpu_kernel_config(args->activations, args->batch_invariant);
     options.backend = parse_backend_kind(args->backend, "--backend");
     options.moe_path = parse_moe_path(args->moe, "--moe");
     options.emulate_activation_quant = args->emulate_act_quant;

@@ -31,6 +31,7 @@ struct PerplexityArgs {
   size_t threads = 0;
   ParallelRequest parallel;
   std::string kv_cache_dtype = "auto", activations;
+  bool batch_invariant = false;
 };
 
 // The text's ids and windows, checked before the weights are loaded so that bad input fails fast.
@@ -145,7 +146,7 @@ void run_perplexity_cmd(const PerplexityArgs& args) {
   }
 
   ModelOptions options;
-  options.cpu = cpu_kernel_config(args.activations);
+  options.cpu = cpu_kernel_config(args.activations, args.batch_invariant);
   options.threads = args.threads;
   options.parallel = args.parallel;
   options.show_load_progress = !args.quiet;
@@ -211,6 +212,7 @@ void register_perplexity(CLI::App& app) {
   add_parallel_flags(cmd, args->parallel);
   add_kv_cache_dtype_flag(cmd, args->kv_cache_dtype);
   add_activations_flag(cmd, args->activations);
+  add_batch_invariant_flag(cmd, args->batch_invariant);
   cmd->add_flag("--quiet", args->quiet, "No load or scoring progress on stderr");
   cmd->callback([args] { run_perplexity_cmd(*args); });
 }

@@ -47,6 +47,7 @@ struct ServeArgs {
   bool dry_run = false;
   ParallelRequest parallel;
   std::string kv_cache_dtype = "auto", activations;
+  bool batch_invariant = false;
 };
 
 // "1GiB", "512MiB", "300MB", "1000000" → bytes.
@@ -193,7 +194,7 @@ void run_serve(const ServeArgs& args) {
   } join_watcher{state, watcher};
 
   ModelOptions model_options;
-  model_options.cpu = cpu_kernel_config(args.activations);
+  model_options.cpu = cpu_kernel_config(args.activations, args.batch_invariant);
   model_options.backend = parse_backend_kind(args.backend, "--backend");
   model_options.moe_path = parse_moe_path(args.moe_path, "--moe-path");
   model_options.threads = args.threads;
@@ -260,10 +261,12 @@ void run_serve(const ServeArgs& args) {
     }
   } registration(state, server);
   log_info(
-      "serve: '{}' on http://{}:{} (max_model_len {}, {} KV blocks of {} tokens, activations {}{})",
+      "serve: '{}' on http://{}:{} (max_model_len {}, {} KV blocks of {} tokens, activations "
+      "{}{}{})",
       service.served_model_name, args.host, port, engine.options().max_model_len,
       engine.options().kv_cache_blocks, engine.options().kv_block_size,
       activation_precision_name(model_options.cpu.activations),
+      model_options.cpu.batch_invariant ? ", batch-invariant" : "",
       api_key.empty() ? "" : ", API key required");
   server.run();
   // run() also returns when the listener fails; join_watcher wakes the watcher then.
@@ -317,6 +320,7 @@ void register_serve(CLI::App& app) {
   add_parallel_flags(cmd, args->parallel);
   add_kv_cache_dtype_flag(cmd, args->kv_cache_dtype);
   add_activations_flag(cmd, args->activations);
+  add_batch_invariant_flag(cmd, args->batch_invariant);
   cmd->add_option("--http-threads", args->http_threads,
                   "Requests handled at once (default 64); open connections are not limited by it");
   cmd->add_option("--moe-path", args->moe_path, "MoE path: fast, or dequant (experts as bf16)");

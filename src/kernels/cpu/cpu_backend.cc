@@ -8,6 +8,7 @@
 namespace minimax {
 
 KernelOps cpu_kernel_ops(const CpuKernelConfig& config) {
+  if (config.batch_invariant) check_batch_invariant(config.activations);
   const CpuLinearOptions linear = config.linear();
   const CpuIsa isa = config.isa;
   const bool amx_attention = config.amx_attention();

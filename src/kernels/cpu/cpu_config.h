@@ -14,17 +14,25 @@ struct CpuKernelConfig {
   CpuIsa isa = default_cpu_isa();      // the best level the CPU supports
   bool amx = cpu_features().amx_bf16;  // use AMX where the CPU has it
   ActivationPrecision activations = ActivationPrecision::kF32;
+  // A token's results do not depend on the call it is in (CpuLinearOptions::batch_invariant: the
+  // linear layers and experts stay on the row kernels; prefill attention stays off AMX tiles).
+  bool batch_invariant = false;
 
   CpuLinearOptions linear() const {
     CpuLinearOptions options;
     options.isa = isa;
     options.amx = amx;
     options.activations = activations;
+    options.batch_invariant = batch_invariant;
     return options;
   }
   // Prefill attention on AMX tiles rounds Q and K to split bf16: only when the activations are not
   // asked to stay f32.
-  bool amx_attention() const { return amx && activations != ActivationPrecision::kF32; }
+  // Not under batch_invariant: the tile kernel takes calls of 16+ queries only, and sums in
+  // another order than the kernels the smaller calls take.
+  bool amx_attention() const {
+    return amx && activations != ActivationPrecision::kF32 && !batch_invariant;
+  }
 };
 
 }  // namespace minimax

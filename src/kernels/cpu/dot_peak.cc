@@ -128,7 +128,9 @@ DotInstruction batch_dot_instruction(const CpuKernelConfig& config) {
   const bool bf16 = config.activations != ActivationPrecision::kF32;
   switch (config.isa) {
     case CpuIsa::kAvx512:
-      if (config.amx && cpu_features().amx_bf16 && bf16) return DotInstruction::kAmxBf16;
+      // Batch invariance keeps batches on the row kernels (vdpbf16ps), off the tiles.
+      if (config.amx && cpu_features().amx_bf16 && bf16 && !config.batch_invariant)
+        return DotInstruction::kAmxBf16;
       // bf16x2 batches run on vdpbf16ps too, two of them per product: their ceiling is half
       // this peak, which is what the ratio against it shows.
       return cpu_features().avx512_bf16 && bf16 ? DotInstruction::kDpbf16Zmm

@@ -166,8 +166,8 @@ cpu_linear_detail::GemmRowsFn select_gemm(const WeightView& w, int64_t tokens,
                                           const CpuLinearOptions& options) {
   const bool split = options.activations == ActivationPrecision::kBF16x2 ||
                      options.activations == ActivationPrecision::kBF16x2Batches;
-  if (options.activations == ActivationPrecision::kF32 || tokens < kBatchTokens ||
-      options.isa != CpuIsa::kAvx512 || !cpu_features().avx512_bf16)
+  if (options.activations == ActivationPrecision::kF32 || options.batch_invariant ||
+      tokens < kBatchTokens || options.isa != CpuIsa::kAvx512 || !cpu_features().avx512_bf16)
     return nullptr;
   if (options.amx && cpu_features().amx_bf16)
     if (const auto amx = cpu_linear_detail::gemm_amx_kernel(w, split)) return amx;
@@ -191,6 +191,7 @@ void run_gemm(cpu_linear_detail::GemmRowsFn gemm, const WeightView& w, const flo
 void run_linear(const WeightView& w, const float* x, int64_t tokens, float* y, ThreadPool* pool,
                 const CpuLinearOptions& options) {
   check_call(w, x, tokens, y);
+  if (options.batch_invariant) check_batch_invariant(options.activations);
   if (tokens == 0) return;
   if (const auto gemm = select_gemm(w, tokens, options))
     return run_gemm(gemm, w, x, tokens, y, pool, options);
@@ -247,6 +248,18 @@ void cpu_linear(const WeightView& w, const float* x, int64_t tokens, float* y, T
 void cpu_linear_op(const WeightView& w, const float* x, int64_t tokens, float* y, ThreadPool* pool,
                    const CpuLinearOptions& options) {
   run_linear(w, x, tokens, y, pool, options);
+}
+
+bool varies_with_call_size(ActivationPrecision p) {
+  return p == ActivationPrecision::kBF16Batches || p == ActivationPrecision::kBF16x2Batches;
+}
+
+void check_batch_invariant(ActivationPrecision p) {
+  if (varies_with_call_size(p))
+    fail(
+        "batch invariance: activations {} change precision with the number of tokens in a call; "
+        "use f32, bf16x2 or bf16",
+        activation_precision_name(p));
 }
 
 const char* activation_precision_name(ActivationPrecision p) {

@@ -43,6 +43,11 @@ enum class ActivationPrecision : uint8_t {
 // Fewest tokens of a kBF16Batches call that take the batch GEMM.
 inline constexpr int64_t kBatchTokens = 8;
 
+// kBF16Batches and kBF16x2Batches: a call's arithmetic depends on its number of tokens.
+bool varies_with_call_size(ActivationPrecision p);
+// Error naming p when it varies with the call size (asked for with batch invariance).
+void check_batch_invariant(ActivationPrecision p);
+
 // The name of p ("f32", "bf16", "bf16-batches", "bf16x2", "bf16x2-batches").
 const char* activation_precision_name(ActivationPrecision p);
 // The precision a name above stands for, or nullopt.
@@ -56,6 +61,14 @@ struct CpuLinearOptions {
   // A call uses at most one thread per this many weight bytes (waking a thread costs more than a
   // smaller share saves); 0 splits even the smallest matrix across the whole pool (tests).
   int64_t min_bytes_per_thread = 256 * 1024;
+  // Every call takes the row kernels, whose sum for each output element runs in one order
+  // whatever the number of tokens in the call (tile shape, token blocks and threads change which
+  // outputs a pass computes, never how one is summed): a token's result is then the same bits in
+  // a call of 1 token or of 500. Without it calls of kBatchTokens or more take the batch GEMM
+  // (vdpbf16ps or AMX), which sums in another order (and folds FP8 tile scales into the
+  // activations). The *-batches precisions switch arithmetic with the call size and are refused
+  // (Error) with it. docs/cpu_kernels.md "Batch invariance".
+  bool batch_invariant = false;
 };
 
 // y [tokens, w.rows] = x [tokens, w.cols] · Wᵀ, x and y row-major f32 (any alignment). Rows are

@@ -92,26 +92,56 @@ TEST(ActivationsFlag, BadValuesNameTheFlagOrTheVariable) {
 
 TEST(ActivationsFlag, TheConfigurationTakesTheFlagAndTheEnvironment) {
   CpuEnvironment env;
-  CpuKernelConfig c = cpu_kernel_config("bf16", env);
+  CpuKernelConfig c = cpu_kernel_config("bf16", false, env);
   EXPECT_EQ(c.activations, ActivationPrecision::kBF16);
   EXPECT_EQ(c.isa, default_cpu_isa());
   EXPECT_EQ(c.amx, cpu_features().amx_bf16);
   env.activations = "bf16-batches";
-  EXPECT_EQ(cpu_kernel_config("", env).activations, ActivationPrecision::kBF16Batches);
-  EXPECT_EQ(cpu_kernel_config("f32", env).activations, ActivationPrecision::kF32);
+  EXPECT_EQ(cpu_kernel_config("", false, env).activations, ActivationPrecision::kBF16Batches);
+  EXPECT_EQ(cpu_kernel_config("f32", false, env).activations, ActivationPrecision::kF32);
   // MINIMAX_CPU_ISA caps the level, and `auto` follows it: f32 below AVX-512.
   env = {};
   env.isa = "scalar";
-  c = cpu_kernel_config("auto", env);
+  c = cpu_kernel_config("auto", false, env);
   EXPECT_EQ(c.isa, CpuIsa::kScalar);
   EXPECT_EQ(c.activations, ActivationPrecision::kF32);
   env.amx = "0";
-  EXPECT_FALSE(cpu_kernel_config("", env).amx);
+  EXPECT_FALSE(cpu_kernel_config("", false, env).amx);
+}
+
+// Batch invariance from --batch-invariant or MINIMAX_CPU_BATCH_INVARIANT=1; refused with the
+// *-batches precisions, naming the flag or the variable that asked for it.
+TEST(ActivationsFlag, BatchInvarianceFromTheFlagOrTheEnvironment) {
+  CpuEnvironment env;
+  EXPECT_FALSE(cpu_kernel_config("bf16x2", false, env).batch_invariant);
+  EXPECT_TRUE(cpu_kernel_config("bf16x2", true, env).batch_invariant);
+  EXPECT_TRUE(cpu_kernel_config("bf16x2", true, env).linear().batch_invariant);
+  env.batch_invariant = "1";
+  EXPECT_TRUE(cpu_kernel_config("f32", false, env).batch_invariant);
+  env.batch_invariant = "0";
+  EXPECT_FALSE(cpu_kernel_config("f32", false, env).batch_invariant);
+  auto error = [](const std::string& flag, bool invariant, const CpuEnvironment& e) {
+    try {
+      cpu_kernel_config(flag, invariant, e);
+    } catch (const std::exception& x) {
+      return std::string(x.what());
+    }
+    return std::string("(no error)");
+  };
+  env = {};
+  const std::string by_flag = error("bf16x2-batches", true, env);
+  EXPECT_NE(by_flag.find("--batch-invariant"), std::string::npos) << by_flag;
+  EXPECT_NE(by_flag.find("bf16x2-batches"), std::string::npos) << by_flag;
+  env.batch_invariant = "1";
+  const std::string by_env = error("bf16-batches", false, env);
+  EXPECT_NE(by_env.find("MINIMAX_CPU_BATCH_INVARIANT"), std::string::npos) << by_env;
+  env.batch_invariant = "yes";
+  EXPECT_NE(error("f32", false, env).find("MINIMAX_CPU_BATCH_INVARIANT"), std::string::npos);
 }
 
 std::string config_error(const CpuEnvironment& env) {
   try {
-    cpu_kernel_config("", env);
+    cpu_kernel_config("", false, env);
   } catch (const std::exception& e) {
     return e.what();
   }

@@ -8,11 +8,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 #include "checkpoint/tiny_checkpoint.h"
 #include "checkpoint/tiny_config.h"
@@ -32,13 +34,16 @@ struct TinyModel {
   std::unique_ptr<BpeTokenizer> tokenizer;
 };
 
-TinyModel& tiny(Arch arch) {
+// `invariant`: bf16x2 activations with batch invariance on 2 threads (issue 35); else the
+// binary's f32 pin on 1 thread.
+TinyModel& tiny(Arch arch, bool invariant = false) {
   static std::mutex mutex;
-  static std::map<Arch, TinyModel> built;
+  static std::map<std::pair<Arch, bool>, TinyModel> built;
   std::lock_guard<std::mutex> lock(mutex);
-  if (auto it = built.find(arch); it != built.end()) return it->second;
+  if (auto it = built.find({arch, invariant}); it != built.end()) return it->second;
   const std::string dir = ::testing::TempDir() + "minimax_engine_test_" +
-                          std::to_string(::getpid()) + (arch == Arch::kM2 ? "_m2" : "_m3");
+                          std::to_string(::getpid()) + (arch == Arch::kM2 ? "_m2" : "_m3") +
+                          (invariant ? "_bi" : "");
   fs::remove_all(dir);
   fs::create_directories(dir);
   const std::vector<std::string> corpus = {
@@ -51,9 +56,14 @@ TinyModel& tiny(Arch arch) {
   write_tiny_weights(parse_model_config(tiny_config_json(arch, vocab), "tiny config"), dir, 11);
   ModelOptions options;
   options.threads = 1;
+  if (invariant) {
+    options.threads = 2;
+    options.cpu.activations = ActivationPrecision::kBF16x2;
+    options.cpu.batch_invariant = true;
+  }
   tiny_model.model = Model::load(dir, options);
   fs::remove_all(dir);  // the weights are read at load
-  return built.emplace(arch, std::move(tiny_model)).first->second;
+  return built.emplace(std::make_pair(arch, invariant), std::move(tiny_model)).first->second;
 }
 
 // A prompt of `n` ids in [0, 256) (byte tokens: no special ids), different for each `salt`.
@@ -253,6 +263,63 @@ TEST_P(EngineTest, PrefixCacheHitIsCountedAndGivesTheSameOutput) {
   EXPECT_EQ(metrics.prefix_cache_queries, 3 * 70);
   EXPECT_EQ(metrics.prefix_cache_hits, 64 + 32);
   EXPECT_EQ(metrics.kv_blocks_used, 0);
+}
+
+// Issue 35 through the engine, under bf16x2 (which without batch invariance sends calls of 8+
+// tokens to the batch GEMM): 16 greedy requests (prompts of 5 to 117 tokens, prefilled in chunks
+// of at most 48 tokens per step; M3's longer ones past the MSA cut of 64) give the same tokens and
+// the same logprob bits (the chosen token's and the top 5) sent one at a time, then 8 at a time
+// (meeting in steps beside others, prefills beside decodes), then all again after their prefixes
+// are cached.
+TEST_P(EngineTest, BatchInvariantTokensAndLogprobsUnderAnyLoad) {
+  TinyModel& t = tiny(GetParam(), /*invariant=*/true);
+  std::vector<EngineRequest> requests;
+  for (int i = 0; i < 16; ++i) {
+    EngineRequest request = greedy_request(prompt_ids(5 + 37 * i % 113, i), 8 + 3 * (i % 4));
+    request.logprobs = true;
+    request.sampling.top_logprobs = 5;
+    requests.push_back(std::move(request));
+  }
+  auto same = [](const Collected& want, const Collected& got, const std::string& what) {
+    EXPECT_EQ(got.tokens, want.tokens) << what;
+    ASSERT_EQ(got.logprobs.size(), want.logprobs.size()) << what;
+    for (size_t k = 0; k < want.logprobs.size(); ++k) {
+      const SampleLogprobs &a = want.logprobs[k], &b = got.logprobs[k];
+      EXPECT_EQ(std::memcmp(&a.chosen.logprob, &b.chosen.logprob, sizeof(float)), 0)
+          << what << " token " << k << ": " << a.chosen.logprob << " vs " << b.chosen.logprob;
+      ASSERT_EQ(a.top.size(), b.top.size()) << what;
+      for (size_t j = 0; j < a.top.size(); ++j) {
+        EXPECT_EQ(a.top[j].token, b.top[j].token) << what << " token " << k << " top " << j;
+        EXPECT_EQ(std::memcmp(&a.top[j].logprob, &b.top[j].logprob, sizeof(float)), 0)
+            << what << " token " << k << " top " << j;
+      }
+    }
+  };
+  std::vector<Collected> one_at_a_time;
+  {
+    EngineOptions options = small_options();
+    options.prefix_caching = false;
+    Engine engine(*t.model, *t.tokenizer, options);
+    for (const EngineRequest& request : requests)
+      one_at_a_time.push_back(collect(*engine.submit(request)));
+  }
+  Engine engine(*t.model, *t.tokenizer, small_options());
+  for (int round = 0; round < 2; ++round) {
+    for (size_t begin = 0; begin < requests.size(); begin += 8) {
+      engine.pause();
+      std::vector<std::shared_ptr<RequestStream>> streams;
+      for (size_t i = begin; i < begin + 8; ++i) streams.push_back(engine.submit(requests[i]));
+      engine.resume();
+      for (size_t i = begin; i < begin + 8; ++i) {
+        const Collected got = collect(*streams[i - begin]);
+        if (round == 1 && requests[i].prompt.size() >= 16) {
+          EXPECT_GT(got.cached_prompt_tokens, 0) << "request " << i;
+        }
+        same(one_at_a_time[i], got,
+             (round == 0 ? "8 at a time, request " : "cached, request ") + std::to_string(i));
+      }
+    }
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Arch, EngineTest, ::testing::Values(Arch::kM2, Arch::kM3),
