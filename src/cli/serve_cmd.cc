@@ -20,8 +20,13 @@
 #include "cli/activations_flag.h"
 #include "cli/commands.h"
 #include "cli/kv_cache_flag.h"
+#include "cli/late_routes.h"
+#include "cli/model_flag.h"
+#include "cli/model_path_check.h"
 #include "cli/parallel_flags.h"
 #include "cli/recipe_config.h"
+#include "cli/threads_flag.h"
+#include "cli/vllm_flags.h"
 #include "runtime/engine.h"
 #include "runtime/prefill_chunk.h"
 #include "runtime/text_model.h"
@@ -47,6 +52,7 @@ struct ServeArgs {
   bool dry_run = false;
   ParallelRequest parallel;
   std::string kv_cache_dtype = "auto", activations;
+  VllmFlags vllm;
 };
 
 // "1GiB", "512MiB", "300MB", "1000000" → bytes.
@@ -94,6 +100,13 @@ std::string read_text_file(const std::string& path, std::string_view flag) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+// --api-key, or else the environment's MINIMAX_API_KEY.
+std::string api_key_of(const ServeArgs& args) {
+  if (!args.api_key.empty()) return args.api_key;
+  const char* env = std::getenv("MINIMAX_API_KEY");
+  return env != nullptr ? env : "";
 }
 
 // What the signal watcher and the main thread share.
@@ -192,6 +205,37 @@ void run_serve(const ServeArgs& args) {
     }
   } join_watcher{state, watcher};
 
+  // Preflight: everything that can fail without the weights fails before they are read (issue 39:
+  // a taken port or a wrong file name used to cost a full load). Only rank 0 serves HTTP, and on
+  // several hosts only its host need hold the chat template.
+  const bool serves_http = ranks() == nullptr || ranks()->rank() == 0;
+  if (serves_http)
+    for (const std::string& note : vllm_flag_notes(args.vllm)) log_info("serve: note: {}", note);
+  for (const auto& [name, flag] : {std::pair{args.reasoning_parser, "--reasoning-parser"},
+                                   std::pair{args.tool_call_parser, "--tool-call-parser"}})
+    if (name != "auto" && name != "none") parse_parser_format(name, flag);
+  const int64_t kv_cache_bytes = parse_size(args.kv_cache_memory, "--kv-cache-memory");
+  std::string chat_template;
+  if (serves_http && !args.chat_template.empty())
+    chat_template = read_text_file(args.chat_template, "--chat-template");
+  // Declared before the server, so that the server (and its request threads) ends first.
+  std::unique_ptr<TextModel> model;
+  std::unique_ptr<Engine> engine;
+  std::unique_ptr<OpenAiService> routes;
+  LateRoutes late_routes;
+  std::unique_ptr<HttpServer> server;
+  int port = 0;
+  if (serves_http) {
+    HttpServerOptions http;
+    http.host = args.host;
+    http.port = args.port;
+    http.api_key = api_key_of(args);
+    http.threads = args.http_threads;
+    server = std::make_unique<HttpServer>(late_routes, http);
+    port = server->bind();
+    log_info("serve: port {} of {} is ours; loading {}", port, args.host, args.model);
+  }
+
   ModelOptions model_options;
   model_options.cpu = cpu_kernel_config(args.activations);
   model_options.backend = parse_backend_kind(args.backend, "--backend");
@@ -199,18 +243,14 @@ void run_serve(const ServeArgs& args) {
   model_options.threads = args.threads;
   model_options.parallel = args.parallel;
   model_options.show_load_progress = !args.quiet;
-  std::string api_key = args.api_key;
-  if (api_key.empty())
-    if (const char* env = std::getenv("MINIMAX_API_KEY")) api_key = env;
-  std::unique_ptr<TextModel> model = TextModel::load(args.model, model_options, ranks());
+  model = TextModel::load(args.model, model_options, ranks());
   if (follow_rank0(model->model())) return;  // HTTP and scheduling are rank 0's
-  if (!args.chat_template.empty())
-    model->set_chat_template(read_text_file(args.chat_template, "--chat-template"),
-                             args.chat_template);
+  if (!args.chat_template.empty()) model->set_chat_template(chat_template, args.chat_template);
   const ModelConfig& config = model->model().config();
 
   ServiceOptions service;
-  service.served_model_name = args.served_model_name.empty() ? args.model : args.served_model_name;
+  service.served_model_name =
+      args.served_model_name.empty() ? model_directory_name(args.model) : args.served_model_name;
   ParserFormat tool_format = ParserFormat::kMinimaxM2;
   const ArchitectureRecord& record = config.architecture_record();
   service.parse_reasoning = resolve_parser(args.reasoning_parser, record.reasoning_parser,
@@ -224,7 +264,7 @@ void run_serve(const ServeArgs& args) {
   service.request_timeout_seconds = args.request_timeout;
 
   EngineOptions engine_options;
-  engine_options.kv_cache_bytes = parse_size(args.kv_cache_memory, "--kv-cache-memory");
+  engine_options.kv_cache_bytes = kv_cache_bytes;
   engine_options.kv_block_size = args.block_size;
   engine_options.kv_cache_dtype = kv_cache_dtype(args.kv_cache_dtype);
   engine_options.max_num_seqs = args.max_num_seqs;
@@ -236,16 +276,9 @@ void run_serve(const ServeArgs& args) {
   engine_options.max_model_len = args.max_model_len;  // 0: the engine resolves it
   engine_options.kv_cache_bytes_name = "--kv-cache-memory " + args.kv_cache_memory;
   engine_options.max_model_len_name = "--max-model-len";
-  Engine engine(model->model(), model->tokenizer(), engine_options);
-  OpenAiService routes(*model, engine, service);
-
-  HttpServerOptions http;
-  http.host = args.host;
-  http.port = args.port;
-  http.api_key = api_key;
-  http.threads = args.http_threads;
-  HttpServer server(routes, http);
-  const int port = server.bind();
+  engine = std::make_unique<Engine>(model->model(), model->tokenizer(), engine_options);
+  routes = std::make_unique<OpenAiService>(*model, *engine, service);
+  late_routes.set(*routes);
   // Registers the server with the watcher until it is destroyed (declared after it).
   struct Registration {
     ShutdownState& state;
@@ -258,14 +291,14 @@ void run_serve(const ServeArgs& args) {
       state.server = nullptr;
       state.done = true;
     }
-  } registration(state, server);
+  } registration(state, *server);
   log_info(
       "serve: '{}' on http://{}:{} (max_model_len {}, {} KV blocks of {} tokens, activations {}{})",
-      service.served_model_name, args.host, port, engine.options().max_model_len,
-      engine.options().kv_cache_blocks, engine.options().kv_block_size,
+      service.served_model_name, args.host, port, engine->options().max_model_len,
+      engine->options().kv_cache_blocks, engine->options().kv_block_size,
       activation_precision_name(model_options.cpu.activations),
-      api_key.empty() ? "" : ", API key required");
-  server.run();
+      api_key_of(args).empty() ? "" : ", API key required");
+  server->run();
   // run() also returns when the listener fails; join_watcher wakes the watcher then.
 }
 
@@ -274,14 +307,16 @@ void run_serve(const ServeArgs& args) {
 void register_serve(CLI::App& app) {
   auto* cmd = app.add_subcommand("serve", "OpenAI-compatible HTTP server (chat, completions)");
   auto args = std::make_shared<ServeArgs>();
-  cmd->add_option("--model", args->model, "Checkpoint directory")->required();
+  add_model_flag(cmd, args->model, "Checkpoint directory");
   cmd->add_option("--host", args->host, "Address to listen on (default 127.0.0.1)");
-  cmd->add_option("--port", args->port, "Port (default 8000; 0 = any free port)");
+  // Checked here: the socket layer takes the port as 16 bits, so 70000 would serve on 4464.
+  cmd->add_option("--port", args->port, "Port, 1-65535 (default 8000; 0 = any free port)")
+      ->check(CLI::Range(0, 65535));
   cmd->add_option("--api-key", args->api_key,
                   "Require 'Authorization: Bearer KEY' (or x-api-key) on every route but /health, "
                   "/metrics and the chat page (or env MINIMAX_API_KEY)");
   cmd->add_option("--served-model-name", args->served_model_name,
-                  "Model id in the API (default: the --model path)");
+                  "Model id in the API (default: the model directory's name)");
   cmd->add_option("--max-model-len", args->max_model_len,
                   "Prompt + output tokens per request (default: the model's context, capped by "
                   "the KV cache)");
@@ -296,8 +331,9 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--block-size", args->block_size, "KV cache block size in tokens (default 16)");
   cmd->add_option("--max-waiting", args->max_waiting,
                   "Queued requests beyond which new ones get 429 (default 64)");
-  cmd->add_flag("--no-enable-prefix-caching", args->no_prefix_caching,
-                "Do not reuse KV blocks of identical prompt prefixes");
+  CLI::Option* no_prefix_caching =
+      cmd->add_flag("--no-enable-prefix-caching", args->no_prefix_caching,
+                    "Do not reuse KV blocks of identical prompt prefixes");
   cmd->add_option("--reasoning-parser", args->reasoning_parser,
                   "minimax_m2, minimax_m3, none, or auto (from the architecture)");
   cmd->add_option("--tool-call-parser", args->tool_call_parser,
@@ -313,7 +349,7 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--shutdown-timeout", args->shutdown_timeout,
                   "Seconds open requests may take after SIGTERM/SIGINT before their connections "
                   "are dropped (default 30)");
-  cmd->add_option("--threads", args->threads, "Compute threads (0 = all hardware threads)");
+  add_threads_flag(cmd, args->threads, "Compute threads");
   add_parallel_flags(cmd, args->parallel);
   add_kv_cache_dtype_flag(cmd, args->kv_cache_dtype);
   add_activations_flag(cmd, args->activations);
@@ -322,6 +358,7 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--moe-path", args->moe_path, "MoE path: fast, or dequant (experts as bf16)");
   cmd->add_option("--backend", args->backend, "Kernel backend (cpu)");
   cmd->add_flag("--quiet", args->quiet, "No load progress on stderr");
+  add_vllm_flags(cmd, args->vllm, no_prefix_caching);
   add_recipe_config(cmd);
   cmd->add_flag("--dry-run", args->dry_run,
                 "Print the flags in effect (command line and --config) as a recipe and exit "
@@ -331,6 +368,7 @@ void register_serve(CLI::App& app) {
       std::fputs(recipe_of(*cmd, {"dry-run"}).c_str(), stdout);
       return;
     }
+    check_model_path(args->model);
     run_serve(*args);
   });
 }
