@@ -1,7 +1,8 @@
-// `minimax serve --model DIR [--host H] [--port P] [--api-key K] [--served-model-name NAME]
+// `minimax serve DIR|--model DIR [--host H] [--port P] [--api-key K] [--served-model-name NAME]
 // [--max-model-len N] [--max-num-seqs N] [--max-num-batched-tokens N] [--kv-cache-memory SIZE]
 // [--block-size N] [--reasoning-parser P] [--tool-call-parser P] [--chat-template FILE] ...`:
 // the OpenAI-compatible server (serve/openai_service.h) over one engine, vLLM's flag names.
+// What can be checked without the weights (the port above all) is checked before they are read.
 // Runs until SIGINT / SIGTERM: during start-up a signal exits at once; once serving, the first
 // stops accepting and drains for up to --shutdown-timeout seconds, and a second exits at once.
 #include <chrono>
