@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 
 namespace minimax::cli {
 namespace {
@@ -25,6 +26,16 @@ const CLI::App* subcommand_named(const CLI::App& command, const std::string& nam
   for (const CLI::App* sub : command.get_subcommands([](const CLI::App*) { return true; }))
     if (sub->get_name() == name) return sub;
   return nullptr;
+}
+
+// "--name" or "--name=value", as CLI11 reads a long flag. Anything else that starts with "--"
+// ("--help me", a prompt) is a value to CLI11, and so it is here.
+bool looks_like_long_flag(const std::string& arg) {
+  if (arg.size() < 3 || arg.rfind("--", 0) != 0) return false;
+  if (!std::isalnum(static_cast<unsigned char>(arg[2])) && arg[2] != '_') return false;
+  const std::string name = arg.substr(0, arg.find('='));
+  return std::none_of(name.begin(), name.end(),
+                      [](char c) { return std::isspace(static_cast<unsigned char>(c)); });
 }
 
 std::string did_you_mean(const std::string& given, const std::vector<std::string>& names) {
@@ -70,7 +81,7 @@ std::optional<std::string> unknown_name_in(const CLI::App& app,
   bool top_level = true;
   for (const std::string& arg : args) {
     if (arg == "--") break;
-    if (arg.rfind("--", 0) == 0) {
+    if (looks_like_long_flag(arg)) {
       const std::string name = arg.substr(0, arg.find('='));
       if (command->get_option_no_throw(name) != nullptr) continue;
       if (top_level)

@@ -75,6 +75,9 @@ TEST(UnknownName, KnownNamesValuesAndPositionalsPass) {
   EXPECT_FALSE(unknown_name_in(m.app, {"serve", "dir", "--port", "-1", "--model=x", "--help"}));
   EXPECT_FALSE(unknown_name_in(m.app, {"serve", "--", "--anything"}));
   EXPECT_FALSE(unknown_name_in(m.app, {"--version"}));
+  // Values that start with dashes but are no flag name to CLI11 either.
+  EXPECT_FALSE(unknown_name_in(m.app, {"tokenizer", "encode", "--text", "--help me"}));
+  EXPECT_FALSE(unknown_name_in(m.app, {"serve", "--port", "--", "x"}));
 }
 
 }  // namespace
