@@ -23,7 +23,10 @@
 #include "cli/bench_sweep.h"
 #include "cli/commands.h"
 #include "cli/kv_cache_flag.h"
+#include "cli/model_flag.h"
+#include "cli/model_path_check.h"
 #include "cli/parallel_flags.h"
+#include "cli/threads_flag.h"
 #include "kernels/backend.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/linear.h"
@@ -220,7 +223,7 @@ uint64_t bench_tokens(const BenchArgs& args) {
 }
 
 void check_args(const BenchArgs& args) {
-  if (args.model.empty()) fail("--model: required (all but --compare run a model)");
+  check_model_path(args.model);  // all but --compare run a model
   if (args.prompt_tokens <= 0) fail("--prompt-tokens: must be > 0, got {}", args.prompt_tokens);
   if (args.gen_tokens <= 0) fail("--gen-tokens: must be > 0, got {}", args.gen_tokens);
   if (args.repeat <= 0) fail("--repeat: must be > 0, got {}", args.repeat);
@@ -401,13 +404,13 @@ void register_bench(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "bench", "Prefill and decode speed against this machine's measured memory bandwidth");
   auto args = std::make_shared<BenchArgs>();
-  cmd->add_option("--model", args->model, "Checkpoint directory (required but with --compare)");
+  add_model_flag(cmd, args->model, "Checkpoint directory (required but with --compare)");
   cmd->add_option("--prompt-tokens", args->prompt_tokens, "Prompt length")->capture_default_str();
   cmd->add_option("--gen-tokens", args->gen_tokens, "Decoded tokens")->capture_default_str();
   cmd->add_option("--prefill-chunk", args->prefill_chunk,
                   "Prompt tokens per model call (lm_head runs once per call)")
       ->capture_default_str();
-  cmd->add_option("--threads", args->threads, "Worker threads (0 = all hardware threads)");
+  add_threads_flag(cmd, args->threads, "Worker threads");
   cmd->add_option("--repeat", args->repeat, "Timed runs; the fastest is reported")
       ->capture_default_str();
   cmd->add_option("--bandwidth-mib", args->bandwidth_mib, "Buffer size of the bandwidth test")

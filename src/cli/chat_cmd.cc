@@ -14,7 +14,10 @@
 #include "cli/activations_flag.h"
 #include "cli/commands.h"
 #include "cli/kv_cache_flag.h"
+#include "cli/model_flag.h"
+#include "cli/model_path_check.h"
 #include "cli/parallel_flags.h"
+#include "cli/threads_flag.h"
 #include "runtime/model_session.h"
 #include "runtime/text_model.h"
 #include "serve/parse_pipeline.h"
@@ -174,7 +177,7 @@ void run_chat(const ChatArgs& args) {
 void register_chat(CLI::App& app) {
   auto* cmd = app.add_subcommand("chat", "Interactive chat over stdin, reasoning shown apart");
   auto args = std::make_shared<ChatArgs>();
-  cmd->add_option("--model", args->model, "Checkpoint directory")->required();
+  add_model_flag(cmd, args->model, "Checkpoint directory");
   cmd->add_option("--system", args->system, "System message");
   cmd->add_option("--thinking-mode", args->thinking_mode,
                   "Chat template thinking_mode (M3): enabled, disabled or adaptive")
@@ -184,7 +187,7 @@ void register_chat(CLI::App& app) {
   cmd->add_option("--context", args->context, "KV cache tokens for the whole conversation")
       ->capture_default_str();
   add_sampling_options(cmd, args->sampling);
-  cmd->add_option("--threads", args->threads, "Worker threads (0 = all hardware threads)");
+  add_threads_flag(cmd, args->threads, "Worker threads");
   add_parallel_flags(cmd, args->parallel);
   add_kv_cache_dtype_flag(cmd, args->kv_cache_dtype);
   add_activations_flag(cmd, args->activations);
@@ -193,7 +196,10 @@ void register_chat(CLI::App& app) {
       ->check(CLI::IsMember({"fast", "dequant"}));
   cmd->add_flag("--plain", args->plain, "Label reasoning with text even on a terminal");
   cmd->add_flag("--quiet", args->quiet, "No load progress and no per-turn statistics on stderr");
-  cmd->callback([args] { run_chat(*args); });
+  cmd->callback([args] {
+    check_model_path(args->model);
+    run_chat(*args);
+  });
 }
 
 }  // namespace minimax::cli

@@ -7,6 +7,7 @@
 
 #include "checkpoint/convert.h"
 #include "cli/commands.h"
+#include "cli/threads_flag.h"
 
 namespace minimax::cli {
 
@@ -28,7 +29,7 @@ void register_convert(CLI::App& app) {
                   "ocp: OCP e4m3 (max 448), also exact where Gaudi 2 halves FP8 weights; "
                   "gaudi2: values within Gaudi 2's 240, config marks the flavour")
       ->check(CLI::IsMember({"ocp", "gaudi2"}));
-  cmd->add_option("--threads", *threads, "Worker threads (default: one per hardware thread)");
+  add_threads_flag(cmd, *threads, "Worker threads");
   cmd->add_flag("--resume", *resume,
                 "Continue an interrupted run from OUTPUT.partial: keeps only the shards its resume "
                 "manifest records (re-verified), removes anything else");

@@ -11,7 +11,10 @@
 #include "cli/activations_flag.h"
 #include "cli/commands.h"
 #include "cli/kv_cache_flag.h"
+#include "cli/model_flag.h"
+#include "cli/model_path_check.h"
 #include "cli/parallel_flags.h"
+#include "cli/threads_flag.h"
 #include "runtime/model_session.h"
 #include "runtime/text_model.h"
 
@@ -114,7 +117,7 @@ void add_sampling_options(CLI::App* cmd, SamplingOverrides& s) {
 void register_generate(CLI::App& app) {
   auto* cmd = app.add_subcommand("generate", "Generate a completion and stream it to stdout");
   auto args = std::make_shared<GenerateArgs>();
-  cmd->add_option("--model", args->model, "Checkpoint directory")->required();
+  add_model_flag(cmd, args->model, "Checkpoint directory");
   cmd->add_option("--prompt", args->prompt, "Prompt text (with --chat: the user message)")
       ->required();
   cmd->add_flag("--chat", args->chat, "Render the prompt with the chat template");
@@ -127,7 +130,7 @@ void register_generate(CLI::App& app) {
   cmd->add_option("--stop", args->stop, "Stop string (repeatable); not printed");
   add_sampling_options(cmd, args->sampling);
   cmd->add_option("--context", args->context, "KV cache tokens (default: prompt + max tokens)");
-  cmd->add_option("--threads", args->threads, "Worker threads (0 = all hardware threads)");
+  add_threads_flag(cmd, args->threads, "Worker threads");
   add_parallel_flags(cmd, args->parallel);
   add_kv_cache_dtype_flag(cmd, args->kv_cache_dtype);
   add_activations_flag(cmd, args->activations);
@@ -137,7 +140,10 @@ void register_generate(CLI::App& app) {
   cmd->add_option("--backend", args->backend, "Kernels: cpu or reference")
       ->check(CLI::IsMember({"cpu", "reference"}));
   cmd->add_flag("--quiet", args->quiet, "No load progress and no timing line on stderr");
-  cmd->callback([args] { run_generate(*args); });
+  cmd->callback([args] {
+    check_model_path(args->model);
+    run_generate(*args);
+  });
 }
 
 }  // namespace minimax::cli

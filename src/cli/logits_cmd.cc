@@ -8,7 +8,10 @@
 #include "cli/activations_flag.h"
 #include "cli/commands.h"
 #include "cli/kv_cache_flag.h"
+#include "cli/model_flag.h"
+#include "cli/model_path_check.h"
 #include "cli/parallel_flags.h"
+#include "cli/threads_flag.h"
 #include "model/model.h"
 #include "model/npy.h"
 #include "text/bpe_tokenizer.h"
@@ -50,7 +53,7 @@ void register_logits(CLI::App& app) {
     bool batch_invariant = false;
   };
   auto args = std::make_shared<Args>();
-  cmd->add_option("--model", args->model, "Checkpoint directory")->required();
+  add_model_flag(cmd, args->model, "Checkpoint directory");
   auto* tokens = cmd->add_option("--tokens", args->tokens, "Comma-separated token ids");
   auto* prompt = cmd->add_option("--prompt", args->prompt, "Text, encoded with tokenizer.json");
   tokens->excludes(prompt);
@@ -64,13 +67,14 @@ void register_logits(CLI::App& app) {
                 "Emulate the checkpoint's dynamic FP8 activation quantization");
   cmd->add_flag("--dense-attention", args->dense_attention,
                 "Attend densely on MSA layers (diagnostic)");
-  cmd->add_option("--threads", args->threads, "Worker threads (0 = all hardware threads)");
+  add_threads_flag(cmd, args->threads, "Worker threads");
   add_parallel_flags(cmd, args->parallel);
   add_kv_cache_dtype_flag(cmd, args->kv_cache_dtype);
   add_activations_flag(cmd, args->activations);
   add_batch_invariant_flag(cmd, args->batch_invariant);
   cmd->add_flag("--quiet", args->quiet, "No load progress on stderr");
   cmd->callback([args] {
+    check_model_path(args->model);
     if (args->tokens.empty() == args->prompt.empty()) fail("logits: give --tokens or --prompt");
     std::vector<int32_t> ids =
         !args->tokens.empty()

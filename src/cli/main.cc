@@ -5,11 +5,14 @@
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/error.h"
 #include "base/log.h"
 #include "base/thread_pool.h"
 #include "cli/commands.h"
+#include "cli/usage_errors.h"
+#include "cli/version_info.h"
 #include "parallel/mpi_world.h"
 
 namespace {
@@ -49,20 +52,44 @@ void apply_environment() {
   }
 }
 
+// Where to read the flags of the command named in `args`: "minimax serve --help".
+std::string help_hint(const CLI::App& app, const std::vector<std::string>& args) {
+  for (const CLI::App* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+    if (!args.empty() && sub->get_name() == args.front())
+      return "minimax " + sub->get_name() + " --help";
+  return "minimax --help";
+}
+
+// A mistake in the command line, in the one `error:` style, with where to read the flags.
+int fail_usage(const std::string& what, const std::string& help) {
+  std::fprintf(stderr, "error: %s\n(the flags: %s)\n", what.c_str(), help.c_str());
+  return 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   // Under mpirun every rank starts MPI before anything else runs (parallel/mpi_world.h).
   minimax::MpiSession mpi(&argc, &argv);
-  CLI::App app{"minimax.cpp: inference engine and toolkit for MiniMax-M2 and MiniMax-M3"};
+  CLI::App app{"minimax.cpp: inference engine and toolkit for MiniMax-M2 and MiniMax-M3",
+               "minimax"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", "minimax.cpp 0.1.0");
+  app.set_version_flag("--version", minimax::cli::version_text, "Version, commit, build and CPU");
   minimax::cli::register_all(app);
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {  // no command: the list of commands, as `git` does
+    std::fputs(app.help().c_str(), stdout);
+    return 1;
+  }
   try {
     apply_environment();
+    // Typos first: CLI11 would report a missing required flag or subcommand instead.
+    if (auto unknown = minimax::cli::unknown_name_in(app, args))
+      return fail_usage(*unknown, help_hint(app, args));
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help, --version
+    return fail_usage(e.what(), help_hint(app, args));
   } catch (const std::exception& e) {
     return fail_with(e.what());
   }

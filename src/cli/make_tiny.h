@@ -20,7 +20,7 @@ struct HfConfigRequest {
   std::string config;     // --hf-config: a released config.json
   int layers = 0;         // --layers: keep the first N decoder layers (0 = all)
   double shard_gb = 5.0;  // --shard-gb: data bytes per shard, in 10^9
-  size_t threads = 0;     // --threads: generator threads (0 = all hardware threads)
+  size_t threads = 0;     // --threads: generator threads (cli/threads_flag.h)
 };
 
 // Adds --hf-config, --layers, --shard-gb and --threads to make-tiny; returns the --hf-config

@@ -13,6 +13,7 @@
 #include "checkpoint/model_config.h"
 #include "checkpoint/quantize.h"
 #include "cli/make_tiny.h"
+#include "cli/threads_flag.h"
 
 namespace minimax::cli {
 
@@ -28,9 +29,7 @@ CLI::Option* add_hf_config_options(CLI::App* cmd, HfConfigRequest& request) {
                   "With --hf-config: tensor data per shard in GB (default 5, as the releases)")
       ->check(CLI::PositiveNumber)
       ->needs(config);
-  cmd->add_option("--threads", request.threads,
-                  "With --hf-config: generator threads (0 = all hardware threads)")
-      ->needs(config);
+  add_threads_flag(cmd, request.threads, "With --hf-config: generator threads")->needs(config);
   return config;
 }
 

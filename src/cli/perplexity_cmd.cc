@@ -15,7 +15,10 @@
 #include "cli/activations_flag.h"
 #include "cli/commands.h"
 #include "cli/kv_cache_flag.h"
+#include "cli/model_flag.h"
+#include "cli/model_path_check.h"
 #include "cli/parallel_flags.h"
+#include "cli/threads_flag.h"
 #include "kernels/cpu/linear.h"
 #include "runtime/checkpoint_text.h"
 #include "runtime/perplexity.h"
@@ -194,7 +197,7 @@ void register_perplexity(CLI::App& app) {
   auto* cmd = app.add_subcommand(
       "perplexity", "Perplexity of a text, and KL divergence against a base run's logits");
   auto args = std::make_shared<PerplexityArgs>();
-  cmd->add_option("--model", args->model, "Checkpoint directory")->required();
+  add_model_flag(cmd, args->model, "Checkpoint directory");
   cmd->add_option("--file", args->file,
                   "Text scored as is (no chat template; special tokens written in it are parsed)")
       ->required();
@@ -208,13 +211,16 @@ void register_perplexity(CLI::App& app) {
                   "Tokens per position a written base keeps (the rest is one bucket; default 32)");
   cmd->add_flag("--force", args->force, "Replace an existing base file");
   cmd->add_flag("--json", args->json, "Print the results as a JSON object");
-  cmd->add_option("--threads", args->threads, "Worker threads (0 = all hardware threads)");
+  add_threads_flag(cmd, args->threads, "Worker threads");
   add_parallel_flags(cmd, args->parallel);
   add_kv_cache_dtype_flag(cmd, args->kv_cache_dtype);
   add_activations_flag(cmd, args->activations);
   add_batch_invariant_flag(cmd, args->batch_invariant);
   cmd->add_flag("--quiet", args->quiet, "No load or scoring progress on stderr");
-  cmd->callback([args] { run_perplexity_cmd(*args); });
+  cmd->callback([args] {
+    check_model_path(args->model);
+    run_perplexity_cmd(*args);
+  });
 }
 
 }  // namespace minimax::cli

@@ -107,7 +107,8 @@ std::string recipe_of(const CLI::App& command, const std::vector<std::string>& s
   std::string out;
   for (const CLI::Option* option : command.get_options()) {
     const std::string name = option->get_single_name();
-    if (option->count() == 0 || name == "help" || name == "config" ||
+    // A positional (the model given as MODEL) was handed to its flag, which is listed instead.
+    if (option->count() == 0 || !option->nonpositional() || name == "help" || name == "config" ||
         std::find(skip.begin(), skip.end(), name) != skip.end())
       continue;
     const auto& values = option->results();

@@ -1,7 +1,8 @@
-// `minimax serve --model DIR [--host H] [--port P] [--api-key K] [--served-model-name NAME]
+// `minimax serve DIR|--model DIR [--host H] [--port P] [--api-key K] [--served-model-name NAME]
 // [--max-model-len N] [--max-num-seqs N] [--max-num-batched-tokens N] [--kv-cache-memory SIZE]
 // [--block-size N] [--reasoning-parser P] [--tool-call-parser P] [--chat-template FILE] ...`:
 // the OpenAI-compatible server (serve/openai_service.h) over one engine, vLLM's flag names.
+// What can be checked without the weights (the port above all) is checked before they are read.
 // Runs until SIGINT / SIGTERM: during start-up a signal exits at once; once serving, the first
 // stops accepting and drains for up to --shutdown-timeout seconds, and a second exits at once.
 #include <chrono>
@@ -20,8 +21,13 @@
 #include "cli/activations_flag.h"
 #include "cli/commands.h"
 #include "cli/kv_cache_flag.h"
+#include "cli/late_routes.h"
+#include "cli/model_flag.h"
+#include "cli/model_path_check.h"
 #include "cli/parallel_flags.h"
 #include "cli/recipe_config.h"
+#include "cli/threads_flag.h"
+#include "cli/vllm_flags.h"
 #include "runtime/engine.h"
 #include "runtime/prefill_chunk.h"
 #include "runtime/text_model.h"
@@ -48,6 +54,7 @@ struct ServeArgs {
   ParallelRequest parallel;
   std::string kv_cache_dtype = "auto", activations;
   bool batch_invariant = false;
+  VllmFlags vllm;
 };
 
 // "1GiB", "512MiB", "300MB", "1000000" → bytes.
@@ -95,6 +102,13 @@ std::string read_text_file(const std::string& path, std::string_view flag) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+// --api-key, or else the environment's MINIMAX_API_KEY.
+std::string api_key_of(const ServeArgs& args) {
+  if (!args.api_key.empty()) return args.api_key;
+  const char* env = std::getenv("MINIMAX_API_KEY");
+  return env != nullptr ? env : "";
 }
 
 // What the signal watcher and the main thread share.
@@ -193,6 +207,37 @@ void run_serve(const ServeArgs& args) {
     }
   } join_watcher{state, watcher};
 
+  // Preflight: everything that can fail without the weights fails before they are read (issue 39:
+  // a taken port or a wrong file name used to cost a full load). Only rank 0 serves HTTP, and on
+  // several hosts only its host need hold the chat template.
+  const bool serves_http = ranks() == nullptr || ranks()->rank() == 0;
+  if (serves_http)
+    for (const std::string& note : vllm_flag_notes(args.vllm)) log_info("serve: note: {}", note);
+  for (const auto& [name, flag] : {std::pair{args.reasoning_parser, "--reasoning-parser"},
+                                   std::pair{args.tool_call_parser, "--tool-call-parser"}})
+    if (name != "auto" && name != "none") parse_parser_format(name, flag);
+  const int64_t kv_cache_bytes = parse_size(args.kv_cache_memory, "--kv-cache-memory");
+  std::string chat_template;
+  if (serves_http && !args.chat_template.empty())
+    chat_template = read_text_file(args.chat_template, "--chat-template");
+  // Declared before the server, so that the server (and its request threads) ends first.
+  std::unique_ptr<TextModel> model;
+  std::unique_ptr<Engine> engine;
+  std::unique_ptr<OpenAiService> routes;
+  LateRoutes late_routes;
+  std::unique_ptr<HttpServer> server;
+  int port = 0;
+  if (serves_http) {
+    HttpServerOptions http;
+    http.host = args.host;
+    http.port = args.port;
+    http.api_key = api_key_of(args);
+    http.threads = args.http_threads;
+    server = std::make_unique<HttpServer>(late_routes, http);
+    port = server->bind();
+    log_info("serve: port {} of {} is ours; loading {}", port, args.host, args.model);
+  }
+
   ModelOptions model_options;
   model_options.cpu = cpu_kernel_config(args.activations, args.batch_invariant);
   model_options.backend = parse_backend_kind(args.backend, "--backend");
@@ -200,18 +245,14 @@ void run_serve(const ServeArgs& args) {
   model_options.threads = args.threads;
   model_options.parallel = args.parallel;
   model_options.show_load_progress = !args.quiet;
-  std::string api_key = args.api_key;
-  if (api_key.empty())
-    if (const char* env = std::getenv("MINIMAX_API_KEY")) api_key = env;
-  std::unique_ptr<TextModel> model = TextModel::load(args.model, model_options, ranks());
+  model = TextModel::load(args.model, model_options, ranks());
   if (follow_rank0(model->model())) return;  // HTTP and scheduling are rank 0's
-  if (!args.chat_template.empty())
-    model->set_chat_template(read_text_file(args.chat_template, "--chat-template"),
-                             args.chat_template);
+  if (!args.chat_template.empty()) model->set_chat_template(chat_template, args.chat_template);
   const ModelConfig& config = model->model().config();
 
   ServiceOptions service;
-  service.served_model_name = args.served_model_name.empty() ? args.model : args.served_model_name;
+  service.served_model_name =
+      args.served_model_name.empty() ? model_directory_name(args.model) : args.served_model_name;
   ParserFormat tool_format = ParserFormat::kMinimaxM2;
   const ArchitectureRecord& record = config.architecture_record();
   service.parse_reasoning = resolve_parser(args.reasoning_parser, record.reasoning_parser,
@@ -225,7 +266,7 @@ void run_serve(const ServeArgs& args) {
   service.request_timeout_seconds = args.request_timeout;
 
   EngineOptions engine_options;
-  engine_options.kv_cache_bytes = parse_size(args.kv_cache_memory, "--kv-cache-memory");
+  engine_options.kv_cache_bytes = kv_cache_bytes;
   engine_options.kv_block_size = args.block_size;
   engine_options.kv_cache_dtype = kv_cache_dtype(args.kv_cache_dtype);
   engine_options.max_num_seqs = args.max_num_seqs;
@@ -237,16 +278,9 @@ void run_serve(const ServeArgs& args) {
   engine_options.max_model_len = args.max_model_len;  // 0: the engine resolves it
   engine_options.kv_cache_bytes_name = "--kv-cache-memory " + args.kv_cache_memory;
   engine_options.max_model_len_name = "--max-model-len";
-  Engine engine(model->model(), model->tokenizer(), engine_options);
-  OpenAiService routes(*model, engine, service);
-
-  HttpServerOptions http;
-  http.host = args.host;
-  http.port = args.port;
-  http.api_key = api_key;
-  http.threads = args.http_threads;
-  HttpServer server(routes, http);
-  const int port = server.bind();
+  engine = std::make_unique<Engine>(model->model(), model->tokenizer(), engine_options);
+  routes = std::make_unique<OpenAiService>(*model, *engine, service);
+  late_routes.set(*routes);
   // Registers the server with the watcher until it is destroyed (declared after it).
   struct Registration {
     ShutdownState& state;
@@ -259,16 +293,16 @@ void run_serve(const ServeArgs& args) {
       state.server = nullptr;
       state.done = true;
     }
-  } registration(state, server);
+  } registration(state, *server);
   log_info(
       "serve: '{}' on http://{}:{} (max_model_len {}, {} KV blocks of {} tokens, activations "
       "{}{}{})",
-      service.served_model_name, args.host, port, engine.options().max_model_len,
-      engine.options().kv_cache_blocks, engine.options().kv_block_size,
+      service.served_model_name, args.host, port, engine->options().max_model_len,
+      engine->options().kv_cache_blocks, engine->options().kv_block_size,
       activation_precision_name(model_options.cpu.activations),
       model_options.cpu.batch_invariant ? ", batch-invariant" : "",
-      api_key.empty() ? "" : ", API key required");
-  server.run();
+      api_key_of(args).empty() ? "" : ", API key required");
+  server->run();
   // run() also returns when the listener fails; join_watcher wakes the watcher then.
 }
 
@@ -277,14 +311,16 @@ void run_serve(const ServeArgs& args) {
 void register_serve(CLI::App& app) {
   auto* cmd = app.add_subcommand("serve", "OpenAI-compatible HTTP server (chat, completions)");
   auto args = std::make_shared<ServeArgs>();
-  cmd->add_option("--model", args->model, "Checkpoint directory")->required();
+  add_model_flag(cmd, args->model, "Checkpoint directory");
   cmd->add_option("--host", args->host, "Address to listen on (default 127.0.0.1)");
-  cmd->add_option("--port", args->port, "Port (default 8000; 0 = any free port)");
+  // Checked here: the socket layer takes the port as 16 bits, so 70000 would serve on 4464.
+  cmd->add_option("--port", args->port, "Port, 1-65535 (default 8000; 0 = any free port)")
+      ->check(CLI::Range(0, 65535));
   cmd->add_option("--api-key", args->api_key,
                   "Require 'Authorization: Bearer KEY' (or x-api-key) on every route but /health, "
                   "/metrics and the chat page (or env MINIMAX_API_KEY)");
   cmd->add_option("--served-model-name", args->served_model_name,
-                  "Model id in the API (default: the --model path)");
+                  "Model id in the API (default: the model directory's name)");
   cmd->add_option("--max-model-len", args->max_model_len,
                   "Prompt + output tokens per request (default: the model's context, capped by "
                   "the KV cache)");
@@ -299,8 +335,9 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--block-size", args->block_size, "KV cache block size in tokens (default 16)");
   cmd->add_option("--max-waiting", args->max_waiting,
                   "Queued requests beyond which new ones get 429 (default 64)");
-  cmd->add_flag("--no-enable-prefix-caching", args->no_prefix_caching,
-                "Do not reuse KV blocks of identical prompt prefixes");
+  CLI::Option* no_prefix_caching =
+      cmd->add_flag("--no-enable-prefix-caching", args->no_prefix_caching,
+                    "Do not reuse KV blocks of identical prompt prefixes");
   cmd->add_option("--reasoning-parser", args->reasoning_parser,
                   "minimax_m2, minimax_m3, none, or auto (from the architecture)");
   cmd->add_option("--tool-call-parser", args->tool_call_parser,
@@ -316,7 +353,7 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--shutdown-timeout", args->shutdown_timeout,
                   "Seconds open requests may take after SIGTERM/SIGINT before their connections "
                   "are dropped (default 30)");
-  cmd->add_option("--threads", args->threads, "Compute threads (0 = all hardware threads)");
+  add_threads_flag(cmd, args->threads, "Compute threads");
   add_parallel_flags(cmd, args->parallel);
   add_kv_cache_dtype_flag(cmd, args->kv_cache_dtype);
   add_activations_flag(cmd, args->activations);
@@ -326,6 +363,7 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--moe-path", args->moe_path, "MoE path: fast, or dequant (experts as bf16)");
   cmd->add_option("--backend", args->backend, "Kernel backend (cpu)");
   cmd->add_flag("--quiet", args->quiet, "No load progress on stderr");
+  add_vllm_flags(cmd, args->vllm, no_prefix_caching);
   add_recipe_config(cmd);
   cmd->add_flag("--dry-run", args->dry_run,
                 "Print the flags in effect (command line and --config) as a recipe and exit "
@@ -335,6 +373,7 @@ void register_serve(CLI::App& app) {
       std::fputs(recipe_of(*cmd, {"dry-run"}).c_str(), stdout);
       return;
     }
+    check_model_path(args->model);
     run_serve(*args);
   });
 }

@@ -4,6 +4,7 @@
 
 #include "checkpoint/validate.h"
 #include "cli/commands.h"
+#include "cli/threads_flag.h"
 
 namespace minimax::cli {
 
@@ -21,7 +22,7 @@ void register_validate(CLI::App& app) {
                   "Routed experts compared element by element per layer (default: all); the "
                   "scales of every expert are checked regardless")
       ->check(CLI::NonNegativeNumber);
-  cmd->add_option("--threads", *threads, "Worker threads (default: one per hardware thread)");
+  add_threads_flag(cmd, *threads, "Worker threads");
   cmd->add_flag("--quiet", *quiet, "No progress bar");
   cmd->callback([=] {
     const ValidateReport report =

@@ -3,7 +3,8 @@
 # naming it; a 256 MiB chunked upload is refused (413) while the server's memory stays flat, and
 # without a key gets 401; SIGTERM or SIGINT during start-up ends the process at once; a slow
 # client does not keep a stopped server alive past --shutdown-timeout; a second signal exits at
-# once; a KV pool smaller than --max-model-len is refused naming --kv-cache-memory.
+# once; a KV pool smaller than --max-model-len is refused naming --kv-cache-memory; a taken port
+# fails before the load and --port 70000 is refused; vLLM's deployment flags are accepted.
 source "$(dirname "$0")/../../scripts/lib/e2e.sh" "$1" "$2"
 KEY=sk-test-key
 
@@ -40,6 +41,38 @@ check "second server on port $PORT exits non-zero (status $status)" \
   test "$status" -ne 0 -a "$status" -ne 124
 check "it names 127.0.0.1:$PORT as in use" \
   grep -q "cannot listen on 127.0.0.1:$PORT: Address already in use" "$WORK/b.log"
+# ... before the weights are read (issue 39: the port is bound first), so at once.
+start=$(date +%s.%N)
+"$MINIMAX" serve "$MODEL" --port "$PORT" "${SERVE[@]}" 2>"$WORK/b2.log" || true
+elapsed=$(seconds_since "$start")
+check "... in under a second ($elapsed s)" less_than "$elapsed" 1
+check "... without loading the model" bash -c "! grep -q 'layers, kernels' '$WORK/b2.log'"
+
+# Ports outside 0-65535 are refused naming the flag (70000 used to serve on 4464).
+status=0
+"$MINIMAX" serve "$MODEL" --port 70000 2>"$WORK/port.log" || status=$?
+check "--port 70000 refused (status $status)" test "$status" -eq 1
+check "... naming --port" grep -q -- "error: --port: Value 70000 not in range" "$WORK/port.log"
+
+# vLLM's deployment flags (MiniMax's guides), the model as the first argument, and the served
+# name from the directory's name.
+"$MINIMAX" serve "$MODEL/" --port 0 "${SERVE[@]}" --trust-remote-code --enable-auto-tool-choice \
+  --dtype bfloat16 --enable-prefix-caching --kv-cache-dtype fp8 2>"$WORK/vllm.log" &
+SERVER_PIDS+=($!)
+wait_listening "$WORK/vllm.log" $!
+check "vLLM's flags accepted; --trust-remote-code noted as changing nothing" \
+  grep -q "note: --trust-remote-code changes nothing here" "$WORK/vllm.log"
+check "... and --enable-auto-tool-choice" \
+  grep -q "note: --enable-auto-tool-choice changes nothing here" "$WORK/vllm.log"
+check "the served name is the directory's name, $(basename "$MODEL")" \
+  grep -q "\"id\":\"$(basename "$MODEL")\"" <(curl -s "http://127.0.0.1:$PORT/v1/models")
+kill "${SERVER_PIDS[-1]}"
+wait "${SERVER_PIDS[-1]}" || true
+unset 'SERVER_PIDS[-1]'
+status=0
+"$MINIMAX" serve "$MODEL" --dtype float16 2>"$WORK/dtype.log" || status=$?
+check "--dtype float16 refused naming the flag (status $status)" \
+  grep -q -- "error: --dtype: float16 not in {auto,bfloat16}" "$WORK/dtype.log"
 
 # A KV pool too small for --max-model-len is refused at start-up naming the flag and its value
 # as typed (not the engine's internal kv_cache_bytes).

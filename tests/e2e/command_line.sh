@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# The command line of a new user (issue 39): `minimax` alone lists the commands; a typo in a
+# command or flag is named with the nearest match before any "required" error; --version says
+# which build runs where; a --model path is described before anything loads (missing, not a
+# checkpoint, a Hugging Face id, a GGUF file); the model may be the first argument; --threads -1
+# means all CPUs and too many threads are refused. Nothing here loads a model but the one
+# `generate` at the end. $1 = minimax binary, $2 = scratch dir.
+source "$(dirname "$0")/../../scripts/lib/e2e.sh" "$1" "$2"
+bundled_or_tiny_model "$WORK"
+
+# expect_error TEXT ARGS...: the command fails, prints nothing on stdout, and stderr holds TEXT.
+expect_error() {
+  local text=$1
+  shift
+  local status=0
+  "$MINIMAX" "$@" >"$WORK/out" 2>"$WORK/err" || status=$?
+  check "minimax $* → fails (status $status) with: $text" \
+    test "$status" -ne 0 -a ! -s "$WORK/out" -a -n "$(grep -F -- "$text" "$WORK/err")"
+  grep -qF -- "$text" "$WORK/err" || echo "     got: $(cat "$WORK/err")"
+}
+
+# No arguments: the list of commands (exit 1: nothing was done).
+status=0
+"$MINIMAX" >"$WORK/usage" 2>&1 || status=$?
+check "minimax alone exits 1 (got $status)" test "$status" -eq 1
+check "... listing the commands" grep -qE '^  serve +OpenAI-compatible' "$WORK/usage"
+check "... not 'A subcommand is required'" bash -c "! grep -q 'subcommand is required' '$WORK/usage'"
+
+# Typos, named before any "required" error.
+expect_error "unknown command 'serv'; did you mean 'serve'?" serv
+expect_error "unknown flag '--modle' for 'serve'; did you mean '--model'?" serve --modle "$MODEL"
+expect_error "unknown flag '--promt' for 'generate'; did you mean '--prompt'?" generate --promt hi
+expect_error "(the flags: minimax serve --help)" serve --modle "$MODEL"
+
+# --version: the build and this machine.
+"$MINIMAX" --version >"$WORK/version"
+for field in "minimax.cpp " "commit: " "build type: " "cpu isa: " "amx: " "mpi: "; do
+  check "--version names '$field'" grep -q "^$field" "$WORK/version"
+done
+
+# --model paths, before anything is loaded, on the commands that take a model.
+mkdir -p "$WORK/empty"
+touch "$WORK/model-Q8_0.gguf"
+echo text >"$WORK/text.txt"
+expect_error "--model $WORK/missing: no such directory" serve --model "$WORK/missing"
+expect_error "--model $WORK/missing: no such directory" generate --model "$WORK/missing" --prompt hi
+expect_error "--model $WORK/missing: no such directory" \
+  perplexity --model "$WORK/missing" --file "$WORK/text.txt"
+expect_error "--model $WORK/empty: not a checkpoint directory: no config.json" \
+  generate "$WORK/empty" --prompt hi
+expect_error "looks like a Hugging Face id; download it first with \`huggingface-cli download MiniMaxAI/MiniMax-M2.5 --local-dir DIR\`" \
+  serve MiniMaxAI/MiniMax-M2.5
+expect_error "GGUF files are not supported; use the Hugging Face safetensors checkpoint" \
+  chat "$WORK/model-Q8_0.gguf"
+expect_error "no model given; pass the checkpoint directory as the first argument or as --model DIR" \
+  generate --prompt hi
+expect_error "the model is given twice, as '$MODEL' and as --model '$WORK/empty'" \
+  generate "$MODEL" --model "$WORK/empty" --prompt hi
+
+# --threads: far more than the CPUs is refused naming the flag and the count; -1 is all CPUs.
+cpus=$(nproc)
+expect_error "--threads: $((2 * cpus + 1)) threads is more than twice the" \
+  generate "$MODEL" --threads $((2 * cpus + 1)) --prompt hi
+expect_error "--threads: 100000 threads is more than twice the" serve "$MODEL" --threads 100000
+"$MINIMAX" generate "$MODEL" --threads -1 --prompt "2 + 3 =" --max-tokens 4 --temperature 0 \
+  >"$WORK/generate.out" 2>"$WORK/generate.err"
+check "generate DIR --threads -1 runs (the model as the first argument)" test -s "$WORK/generate.out"
+
+[[ $fails == 0 ]] && echo "command line e2e: all passed"
+exit $fails
