@@ -21,6 +21,7 @@
 #include "cli/activations_flag.h"
 #include "cli/commands.h"
 #include "cli/kv_cache_flag.h"
+#include "cli/kv_memory.h"
 #include "cli/late_routes.h"
 #include "cli/model_flag.h"
 #include "cli/model_path_check.h"
@@ -28,6 +29,7 @@
 #include "cli/recipe_config.h"
 #include "cli/threads_flag.h"
 #include "cli/vllm_flags.h"
+#include "model/kv_cache.h"
 #include "runtime/engine.h"
 #include "runtime/prefill_chunk.h"
 #include "runtime/text_model.h"
@@ -39,7 +41,7 @@ namespace {
 
 struct ServeArgs {
   std::string model, host = "127.0.0.1", api_key, served_model_name, chat_template;
-  std::string reasoning_parser = "auto", tool_call_parser = "auto", kv_cache_memory = "1GiB";
+  std::string reasoning_parser = "auto", tool_call_parser = "auto", kv_cache_memory = "auto";
   std::string moe_path = "fast", backend = "cpu";
   int port = 8000;
   int64_t max_model_len = 0, max_num_seqs = 16, max_batched_tokens = kDefaultPrefillChunk,
@@ -54,8 +56,28 @@ struct ServeArgs {
   ParallelRequest parallel;
   std::string kv_cache_dtype = "auto", activations;
   bool batch_invariant = false;
+  double memory_utilization = 0.9;
+  bool allow_long_context = false;
   VllmFlags vllm;
 };
+
+// What --kv-cache-memory auto is computed from, once the weights are loaded.
+KvMemoryInputs kv_memory_inputs(const ServeArgs& args, const Model& model,
+                                const EngineOptions& engine) {
+  constexpr int64_t kReserveBytes = int64_t{1} << 30;  // the step workspace and the process
+  const ModelConfig& config = model.config();
+  KvMemoryInputs in;
+  in.host_bytes = usable_memory_bytes();
+  in.weights_bytes = static_cast<int64_t>(model.weights().mapped_bytes);
+  in.reserve_bytes = kReserveBytes;
+  in.utilization = args.memory_utilization;
+  in.ranks_on_host = ranks_on_this_host();
+  in.bytes_per_token = KvBlockPool::bytes_per_block(config, 1, engine.kv_cache_dtype);
+  const int64_t context =
+      args.max_model_len > 0 ? args.max_model_len : config.max_position_embeddings;
+  in.tokens_wanted = args.max_num_seqs * std::max<int64_t>(context, 1);
+  return in;
+}
 
 // "1GiB", "512MiB", "300MB", "1000000" → bytes.
 int64_t parse_size(const std::string& text, std::string_view flag) {
@@ -216,7 +238,9 @@ void run_serve(const ServeArgs& args) {
   for (const auto& [name, flag] : {std::pair{args.reasoning_parser, "--reasoning-parser"},
                                    std::pair{args.tool_call_parser, "--tool-call-parser"}})
     if (name != "auto" && name != "none") parse_parser_format(name, flag);
-  const int64_t kv_cache_bytes = parse_size(args.kv_cache_memory, "--kv-cache-memory");
+  const bool auto_kv_memory = args.kv_cache_memory == "auto";
+  const int64_t kv_cache_bytes =
+      auto_kv_memory ? 0 : parse_size(args.kv_cache_memory, "--kv-cache-memory");
   std::string chat_template;
   if (serves_http && !args.chat_template.empty())
     chat_template = read_text_file(args.chat_template, "--chat-template");
@@ -269,6 +293,12 @@ void run_serve(const ServeArgs& args) {
   engine_options.kv_cache_bytes = kv_cache_bytes;
   engine_options.kv_block_size = args.block_size;
   engine_options.kv_cache_dtype = kv_cache_dtype(args.kv_cache_dtype);
+  if (auto_kv_memory) {
+    const KvMemoryPlan plan =
+        plan_kv_memory(kv_memory_inputs(args, model->model(), engine_options));
+    log_info("serve: {}", plan.summary);
+    engine_options.kv_cache_bytes = plan.bytes;
+  }
   engine_options.max_num_seqs = args.max_num_seqs;
   engine_options.max_batched_tokens = args.max_batched_tokens;
   engine_options.max_waiting = args.max_waiting;
@@ -278,6 +308,8 @@ void run_serve(const ServeArgs& args) {
   engine_options.max_model_len = args.max_model_len;  // 0: the engine resolves it
   engine_options.kv_cache_bytes_name = "--kv-cache-memory " + args.kv_cache_memory;
   engine_options.max_model_len_name = "--max-model-len";
+  engine_options.allow_long_context = args.allow_long_context;
+  engine_options.allow_long_context_name = "--allow-long-max-model-len";
   engine = std::make_unique<Engine>(model->model(), model->tokenizer(), engine_options);
   routes = std::make_unique<OpenAiService>(*model, *engine, service);
   late_routes.set(*routes);
@@ -331,7 +363,16 @@ void register_serve(CLI::App& app) {
                   "512 holds the other streams back for less time)",
                   kDefaultPrefillChunk));
   cmd->add_option("--kv-cache-memory", args->kv_cache_memory,
-                  "KV cache size, e.g. 512MiB, 4GiB (default 1GiB)");
+                  "KV cache size, e.g. 512MiB, 4GiB, or auto (the default): --memory-utilization "
+                  "of the memory left after the weights, at most what --max-num-seqs requests "
+                  "of the whole context fill");
+  cmd->add_option("--memory-utilization,--gpu-memory-utilization", args->memory_utilization,
+                  "Share of this host's memory (MemTotal or the cgroup limit) left after the "
+                  "weights and a 1 GiB reserve that --kv-cache-memory auto gives the KV cache "
+                  "(default 0.9)")
+      ->check(CLI::Range(0.01, 1.0));
+  cmd->add_flag("--allow-long-max-model-len", args->allow_long_context,
+                "Accept a --max-model-len above the model's own context");
   cmd->add_option("--block-size", args->block_size, "KV cache block size in tokens (default 16)");
   cmd->add_option("--max-waiting", args->max_waiting,
                   "Queued requests beyond which new ones get 429 (default 64)");
@@ -347,7 +388,7 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--request-timeout", args->request_timeout,
                   "Seconds a request may take before it fails with 408 (0 = none; default 600)");
   cmd->add_option("--grammar-mask-budget-ms", args->grammar_mask_budget_ms,
-                  "Milliseconds one constrained request's token mask may take in a step before "
+                  "Milliseconds of CPU one constrained request's token mask may take in a step before "
                   "that request ends with an error (0 = no limit; default 20)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--shutdown-timeout", args->shutdown_timeout,

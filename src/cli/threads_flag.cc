@@ -3,40 +3,19 @@
 #include <sched.h>
 
 #include <algorithm>
-#include <fstream>
 #include <sstream>
 #include <thread>
 
 #include "base/error.h"
+#include "cli/cgroup_files.h"
 
 namespace minimax::cli {
 namespace {
 
-std::string first_line_of(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
-
-// This process's cgroup v2 path ("0::/some/path" in /proc/self/cgroup), or "" under cgroup v1.
-std::string cgroup_v2_path() {
-  std::ifstream in("/proc/self/cgroup");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("0::", 0) == 0) return line.substr(3);
-  return "";
-}
-
-// The CPU quota of this process's cgroup in whole CPUs; 0 when none is set. Under cgroup v2 the
-// quota of the group itself (a container sees its own group as "/"); under v1 cpu.cfs_quota_us.
+// The CPU quota of this process's cgroup in whole CPUs; 0 when none is set (cgroup v2 cpu.max;
+// under v1 cpu.cfs_quota_us and cpu.cfs_period_us).
 size_t cgroup_quota_cpus() {
-  const std::string path = cgroup_v2_path();
-  if (!path.empty()) {
-    if (size_t cpus = cpus_of_cgroup_quota(first_line_of("/sys/fs/cgroup" + path + "/cpu.max")))
-      return cpus;
-    return cpus_of_cgroup_quota(first_line_of("/sys/fs/cgroup/cpu.max"));
-  }
+  if (size_t cpus = cpus_of_cgroup_quota(cgroup_value("cpu.max", ""))) return cpus;
   const std::string quota = first_line_of("/sys/fs/cgroup/cpu/cpu.cfs_quota_us");
   const std::string period = first_line_of("/sys/fs/cgroup/cpu/cpu.cfs_period_us");
   if (quota.empty() || period.empty()) return 0;

@@ -33,21 +33,39 @@ EngineOptions resolve_options(const Model& model, EngineOptions options) {
            options.kv_cache_bytes, options.kv_block_size, per_block);
   }
   const int64_t pool_tokens = options.kv_cache_blocks * options.kv_block_size;
+  const auto blocks_for = [&](int64_t tokens) {
+    return (tokens + options.kv_block_size - 1) / options.kv_block_size;
+  };
   if (options.max_model_len == 0) {
     if (config.max_position_embeddings <= 0)
       fail("{}: not given and the model's max_position_embeddings is unset",
            options.max_model_len_name);
     options.max_model_len = std::min(config.max_position_embeddings, pool_tokens);
+    if (options.max_model_len < config.max_position_embeddings)
+      log_warn(
+          "{} lowered to {} tokens, what the KV pool holds ({}: {} blocks of {} tokens, {} bytes "
+          "each); the model's context of {} needs {} blocks, {} bytes: give more memory to the KV "
+          "cache, or {} to choose the context yourself",
+          options.max_model_len_name, options.max_model_len, size_source, options.kv_cache_blocks,
+          options.kv_block_size, per_block, config.max_position_embeddings,
+          blocks_for(config.max_position_embeddings),
+          blocks_for(config.max_position_embeddings) * per_block, options.max_model_len_name);
   } else if (options.max_model_len > pool_tokens) {
-    const int64_t blocks_needed =
-        (options.max_model_len + options.kv_block_size - 1) / options.kv_block_size;
     fail(
         "{}: the KV pool holds {} tokens ({} blocks of {} tokens, {} bytes each), less than {} "
-        "{}; that needs {} blocks, {} bytes",
+        "{}; that needs {} blocks, {} bytes: give the KV cache that much memory, or lower {} to "
+        "{}",
         size_source, pool_tokens, options.kv_cache_blocks, options.kv_block_size, per_block,
-        options.max_model_len_name, options.max_model_len, blocks_needed,
-        blocks_needed * per_block);
+        options.max_model_len_name, options.max_model_len, blocks_for(options.max_model_len),
+        blocks_for(options.max_model_len) * per_block, options.max_model_len_name, pool_tokens);
   }
+  if (config.max_position_embeddings > 0 &&
+      options.max_model_len > config.max_position_embeddings && !options.allow_long_context)
+    fail(
+        "{}: {} is above the model's context of {} tokens (max_position_embeddings), where its "
+        "positions were never trained; lower it, or force it with {}",
+        options.max_model_len_name, options.max_model_len, config.max_position_embeddings,
+        options.allow_long_context_name);
   if (options.max_model_len < 2)
     fail("max_model_len: {} leaves no room for a prompt and a token", options.max_model_len);
   return options;

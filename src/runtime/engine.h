@@ -35,7 +35,7 @@ struct EngineOptions {
   KvDtype kv_cache_dtype = KvDtype::kF32;  // element type of the pool (the CLI's auto too)
   int64_t max_waiting = 64;                // queue bound: submit throws EngineBusy beyond it
   bool prefix_caching = true;
-  // Wall time one request's token mask may take in one step (text/grammar/grammar_matcher.h):
+  // CPU time of the engine thread one request's token mask may take in one step (text/grammar/grammar_matcher.h):
   // past it that request ends with an error at the step's boundary and the others go on. The
   // first mask is computed in submit(), off the loop, with kFirstMaskBudgetFactor times as much;
   // a grammar past that is refused there. 0 = no limit.
@@ -46,6 +46,10 @@ struct EngineOptions {
   // the user spelled it (serve: "--kv-cache-memory 1GiB", "--max-model-len").
   std::string kv_cache_bytes_name = "kv_cache_bytes";
   std::string max_model_len_name = "max_model_len";
+  // A max_model_len above the model's max_position_embeddings is refused unless this is set
+  // (serve's --allow-long-max-model-len, named in the error).
+  bool allow_long_context = false;
+  std::string allow_long_context_name = "allow_long_context";
 };
 
 // Grammar-constrained decoding (tool_choice required / named, response_format): once `trigger`

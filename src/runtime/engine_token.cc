@@ -34,11 +34,13 @@ bool Engine::Impl::mask_logits(ActiveRequest& r, std::span<float> logits, Engine
     finish(r, std::move(event), "timeout");
     return false;
   }
+  // The budget is of this thread's CPU time (GrammarMatcher::Clock): a mask is not cut because the
+  // machine is busy. The request's own (wall-clock) deadline is checked around it.
   auto deadline = GrammarMatcher::Clock::time_point::max();
   if (options.grammar_mask_budget_ms > 0)
-    deadline = now + std::chrono::duration_cast<EngineClock::duration>(
-                         std::chrono::duration<double, std::milli>(options.grammar_mask_budget_ms));
-  if (r.deadline) deadline = std::min(deadline, *r.deadline);
+    deadline = GrammarMatcher::Clock::now() +
+               std::chrono::duration_cast<GrammarMatcher::Clock::duration>(
+                   std::chrono::duration<double, std::milli>(options.grammar_mask_budget_ms));
   const TokenBitmask* mask = nullptr;
   try {
     mask = &r.grammar->allowed_tokens(deadline);

@@ -3,8 +3,9 @@
 # command or flag is named with the nearest match before any "required" error; --version says
 # which build runs where; a --model path is described before anything loads (missing, not a
 # checkpoint, a Hugging Face id, a GGUF file); the model may be the first argument; --threads -1
-# means all CPUs and too many threads are refused. Nothing here loads a model but the one
-# `generate` at the end. $1 = minimax binary, $2 = scratch dir.
+# means all CPUs and too many threads are refused; serve's KV memory plan gives the model its whole
+# context, and a context above the model's is refused. Nothing loads a model but the `generate` and
+# the `serve` at the end. $1 = minimax binary, $2 = scratch dir.
 source "$(dirname "$0")/../../scripts/lib/e2e.sh" "$1" "$2"
 bundled_or_tiny_model "$WORK"
 
@@ -65,6 +66,17 @@ expect_error "--threads: 100000 threads is more than twice the" serve "$MODEL" -
 "$MINIMAX" generate "$MODEL" --threads -1 --prompt "2 + 3 =" --max-tokens 4 --temperature 0 \
   >"$WORK/generate.out" 2>"$WORK/generate.err"
 check "generate DIR --threads -1 runs (the model as the first argument)" test -s "$WORK/generate.out"
+
+# serve's defaults fit the machine: --kv-cache-memory auto gives the model its whole context (the
+# pool capped at what the requests could fill), and a context above the model's is refused.
+expect_error "--max-model-len: 999999 is above the model's context of" \
+  serve "$MODEL" --max-model-len 999999 --port 0
+start_server "$WORK/auto.log" "$MODEL" --threads 2
+check "serve logs its KV memory plan" grep -q "serve: KV cache .* tokens at .* bytes each" "$WORK/auto.log"
+context=$(grep -o '"max_position_embeddings": *[0-9]*' "$MODEL/config.json" | head -1 | grep -o '[0-9]*$')
+check "serve without --kv-cache-memory or --max-model-len serves the model's context ($context)" \
+  grep -q "max_model_len $context," "$WORK/auto.log"
+stop_servers
 
 [[ $fails == 0 ]] && echo "command line e2e: all passed"
 exit $fails

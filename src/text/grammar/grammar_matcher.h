@@ -26,6 +26,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/error.h"
 #include "text/grammar/grammar_automaton.h"
 #include "text/grammar/token_trie.h"
@@ -47,7 +48,8 @@ class GrammarWorkExceeded : public Error {
 
 class GrammarMatcher {
  public:
-  using Clock = std::chrono::steady_clock;
+  // Mask budgets count this thread's CPU time, the grammar's work, not the wall clock.
+  using Clock = ThreadCpuClock;
 
   // Error when a marker of the grammar is not a special token of the vocabulary.
   GrammarMatcher(std::shared_ptr<const Grammar> grammar, std::shared_ptr<const TokenTrie> vocab,

@@ -478,6 +478,37 @@ TEST(Engine, OptionsAreResolvedAndAPoolTooSmallIsRefused) {
   EXPECT_EQ(engine.metrics().snapshot().kv_blocks_total, 4);
 }
 
+TEST(Engine, AContextAboveTheModelsIsRefusedUnlessForced) {
+  TinyModel& t = tiny(Arch::kM2);
+  const int64_t model_context = t.model->config().max_position_embeddings;
+  ASSERT_GT(model_context, 0);
+  EngineOptions options = small_options();
+  options.max_model_len = model_context + 16;
+  options.kv_cache_blocks = (model_context + 16) / 16 + 1;
+  options.max_model_len_name = "--max-model-len";
+  options.allow_long_context_name = "--allow-long-max-model-len";
+  const std::string error = construction_error(t, options);
+  EXPECT_EQ(error.rfind("--max-model-len: " + std::to_string(model_context + 16) +
+                            " is above the model's context of " + std::to_string(model_context),
+                        0),
+            0u)
+      << error;
+  EXPECT_NE(error.find("--allow-long-max-model-len"), std::string::npos) << error;
+  options.allow_long_context = true;
+  Engine engine(*t.model, *t.tokenizer, options);
+  EXPECT_EQ(engine.options().max_model_len, model_context + 16);
+}
+
+TEST(Engine, APoolTooSmallForAGivenContextNamesBothFixes) {
+  TinyModel& t = tiny(Arch::kM2);
+  EngineOptions options = small_options();  // max_model_len 256
+  options.kv_cache_blocks = 4;
+  const std::string error = construction_error(t, options);
+  EXPECT_NE(error.find("give the KV cache that much memory, or lower max_model_len to 64"),
+            std::string::npos)
+      << error;
+}
+
 // "AB" then one to three digits: a grammar the tiny model would not follow by itself.
 std::shared_ptr<const Grammar> ab_digits_grammar() {
   GrammarBuilder b;
