@@ -8,6 +8,7 @@
 #include <cstdio>
 
 #include "base/clock.h"
+#include "base/log.h"
 
 namespace minimax {
 
@@ -76,7 +77,9 @@ void Progress::draw(bool final) {
     bar.resize(width, '.');
     std::fprintf(stderr, "\r[%s] %s\033[K%s", bar.c_str(), text.c_str(), final ? "\n" : "");
   } else {
-    std::fprintf(stderr, "%s\n", text.c_str());
+    // Not a terminal: a log file, so a log line (a timestamp, and JSON under --log-format json).
+    log_info("{}", text);
+    return;
   }
   std::fflush(stderr);
 }

@@ -1,6 +1,8 @@
 // The list of subcommands, in the order `minimax --help` shows them.
 #include "cli/commands.h"
 
+#include "cli/log_flags.h"
+
 namespace minimax::cli {
 
 void register_bench(CLI::App& app);
@@ -33,6 +35,9 @@ void register_all(CLI::App& app) {
   register_serve(app);
   register_tokenizer(app);
   register_validate(app);
+  // Every command logs (loading, progress notes, warnings): each takes the same two flags.
+  for (CLI::App* command : app.get_subcommands([](const CLI::App*) { return true; }))
+    add_log_flags(command);
 }
 
 }  // namespace minimax::cli

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,22 +26,14 @@ int fail_with(const char* what) {
 }
 
 // The process-wide settings the library leaves to its caller, from the environment:
-// MINIMAX_LOG=debug|info|warn|error and MINIMAX_POOL_SPIN_US (microseconds a pool polls before it
-// sleeps). The CPU backend's variables are read with its flags (cli/activations_flag.h).
+// MINIMAX_LOG=debug|info|warning|error (a --log-level flag wins over it) and MINIMAX_POOL_SPIN_US
+// (microseconds a pool polls before it sleeps). The CPU backend's variables are read with its flags
+// (cli/activations_flag.h).
 void apply_environment() {
   if (const char* level = std::getenv("MINIMAX_LOG"); level != nullptr && *level != '\0') {
-    const std::string_view v(level);
-    if (v == "debug") {
-      minimax::set_log_threshold(minimax::LogLevel::kDebug);
-    } else if (v == "info") {
-      minimax::set_log_threshold(minimax::LogLevel::kInfo);
-    } else if (v == "warn") {
-      minimax::set_log_threshold(minimax::LogLevel::kWarn);
-    } else if (v == "error") {
-      minimax::set_log_threshold(minimax::LogLevel::kError);
-    } else {
-      minimax::fail("MINIMAX_LOG: '{}' is not debug, info, warn or error", v);
-    }
+    const std::optional<minimax::LogLevel> parsed = minimax::parse_log_level(level);
+    if (!parsed) minimax::fail("MINIMAX_LOG: '{}' is not debug, info, warning or error", level);
+    minimax::set_log_threshold(*parsed);
   }
   if (const char* spin = std::getenv("MINIMAX_POOL_SPIN_US"); spin != nullptr && *spin != '\0') {
     char* end = nullptr;

@@ -35,6 +35,7 @@
 #include "runtime/text_model.h"
 #include "serve/http_server.h"
 #include "serve/openai_service.h"
+#include "serve/throughput_log.h"
 
 namespace minimax::cli {
 namespace {
@@ -55,6 +56,7 @@ struct ServeArgs {
   bool dry_run = false;
   ParallelRequest parallel;
   std::string kv_cache_dtype = "auto", activations;
+  std::string allowed_origins, allowed_methods = "*", allowed_headers = "*";  // serve/cors.h
   bool batch_invariant = false;
   double memory_utilization = 0.9;
   bool allow_long_context = false;
@@ -241,6 +243,12 @@ void run_serve(const ServeArgs& args) {
   const bool auto_kv_memory = args.kv_cache_memory == "auto";
   const int64_t kv_cache_bytes =
       auto_kv_memory ? 0 : parse_size(args.kv_cache_memory, "--kv-cache-memory");
+  CorsOptions cors;
+  if (!args.allowed_origins.empty()) {
+    cors.origins = parse_cors_list(args.allowed_origins, "--allowed-origins");
+    cors.methods = parse_cors_list(args.allowed_methods, "--allowed-methods");
+    cors.headers = parse_cors_list(args.allowed_headers, "--allowed-headers");
+  }
   std::string chat_template;
   if (serves_http && !args.chat_template.empty())
     chat_template = read_text_file(args.chat_template, "--chat-template");
@@ -257,6 +265,7 @@ void run_serve(const ServeArgs& args) {
     http.port = args.port;
     http.api_key = api_key_of(args);
     http.threads = args.http_threads;
+    http.cors = cors;
     server = std::make_unique<HttpServer>(late_routes, http);
     port = server->bind();
     log_info("serve: port {} of {} is ours; loading {}", port, args.host, args.model);
@@ -334,6 +343,8 @@ void run_serve(const ServeArgs& args) {
       activation_precision_name(model_options.cpu.activations),
       model_options.cpu.batch_invariant ? ", batch-invariant" : "",
       api_key_of(args).empty() ? "" : ", API key required");
+  // Every 10 s while requests run; ends (its thread joined) before the engine it reads.
+  const ThroughputLog throughput(engine->metrics());
   server->run();
   // run() also returns when the listener fails; join_watcher wakes the watcher then.
 }
@@ -401,6 +412,16 @@ void register_serve(CLI::App& app) {
   add_batch_invariant_flag(cmd, args->batch_invariant);
   cmd->add_option("--http-threads", args->http_threads,
                   "Requests handled at once (default 64); open connections are not limited by it");
+  cmd->add_option("--allowed-origins", args->allowed_origins,
+                  "CORS: origins browser apps may call from, as a JSON list or comma-separated, "
+                  "'*' for any (default: none, no CORS headers)")
+      ->group("CORS");
+  cmd->add_option("--allowed-methods", args->allowed_methods,
+                  "CORS: methods a preflight allows (default '*': the route's own)")
+      ->group("CORS");
+  cmd->add_option("--allowed-headers", args->allowed_headers,
+                  "CORS: request headers a preflight allows (default '*': those it asks for)")
+      ->group("CORS");
   cmd->add_option("--moe-path", args->moe_path, "MoE path: fast, or dequant (experts as bf16)");
   cmd->add_option("--backend", args->backend, "Kernel backend (cpu)");
   cmd->add_flag("--quiet", args->quiet, "No load progress on stderr");

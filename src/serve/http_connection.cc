@@ -1,6 +1,7 @@
 // The transport's connection state machine (serve/http_connection.h).
 #include "serve/http_connection.h"
 
+#include <fmt/format.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -37,9 +38,10 @@ Connections::Connections(HttpRoutes& routes, const HttpServerOptions& options, i
       mailbox_(mailbox),
       stopping_(stopping) {}
 
-void Connections::add(int fd) {
+void Connections::add(int fd, std::string peer) {
   auto c = std::make_unique<Connection>();
   c->fd = fd;
+  c->peer = std::move(peer);
   watch(*c, EPOLLIN);
   {
     std::lock_guard<std::mutex> lock(fds_mutex_);
@@ -85,7 +87,10 @@ void Connections::refuse(Connection& c, int status, std::string_view message,
                          std::string_view extra_headers) {
   const bool body_pending = c.phase == Phase::kBody || c.head.body_expected();
   const bool close = body_pending || (status != 401 && status != 405) || !c.head.keep_alive;
-  c.out += whole_reply(routes_.error(c.head.path, status, message), close, false, extra_headers);
+  // The CORS headers too, so that a browser app can read why it was refused (a 401 above all).
+  c.out += whole_reply(routes_.error(c.head.path, status, message), close, false,
+                       std::string(extra_headers) + c.cors);
+  log(c, status);
   c.phase = Phase::kWriting;
   c.close_after_write = close;
   c.linger_after_write = close;
@@ -97,11 +102,21 @@ void Connections::refuse(Connection& c, int status, std::string_view message,
 void Connections::advance(Connection& c) {
   if (c.phase == Phase::kHead) {
     if (stopping_ && c.in.empty()) return close_connection(c.fd);
+    c.head = HttpHead{};  // a refused head is logged with what was read of it, not the last one's
+    c.cors.clear();
+    c.access = RouteAccess{};
+    c.request_start = Clock::now();
     const HeadResult r = read_http_head(c.in, kMaxHeadBytes, options_.max_body_bytes, c.head);
     if (r.refusal) return refuse(c, r.refusal->status, r.refusal->message);
     if (r.consumed == 0) return;
     c.in.erase(0, r.consumed);
     c.access = routes_.access(c.head.path);
+    c.cors = cors_reply_headers(options_.cors, c.head);
+    // A preflight is answered here, before the method and key checks: OPTIONS is in no route's
+    // list and a browser sends no key with it.
+    if (!c.access.methods.empty())
+      if (auto preflight = cors_preflight_headers(options_.cors, c.head, c.access.methods))
+        return answer_preflight(c, *preflight);
     if (const auto refused = check_head(c.head, c.access, options_.api_key))
       return refuse(c, refused->status, refused->message, refused->extra_headers);
     // Only now, with the request accepted, is the client told to send its body.
@@ -130,9 +145,11 @@ void Connections::dispatch(Connection& c) {
   c.phase = Phase::kHandling;
   watch(c, 0);  // nothing to read until the worker is done; a stream asks for EPOLLOUT
   c.stream = std::make_shared<StreamBuffer>(kMaxStreamBacklog);
-  workers_.post([this, fd = c.fd, head = c.head, body = std::move(body), stream = c.stream] {
-    serve_request(routes_, fd, head, body, *stream, stopping_, mailbox_);
-  });
+  RequestContext context{c.head, c.peer, c.cors, c.request_start};
+  workers_.post(
+      [this, fd = c.fd, context = std::move(context), body = std::move(body), stream = c.stream] {
+        serve_request(routes_, fd, context, body, *stream, stopping_, mailbox_);
+      });
 }
 
 // A cheap route run on the loop: it never waits for a worker.
@@ -146,11 +163,33 @@ void Connections::answer_at_once(Connection& c, const std::string& body) {
   } catch (const std::exception& e) {
     reply = routes_.error(c.head.path, 500, std::string("internal error: ") + e.what());
   }
-  c.out = whole_reply(reply, close, head_only);
+  c.out = whole_reply(reply, close, head_only, c.cors);
   c.phase = Phase::kWriting;
   c.close_after_write = close;
   c.linger_after_write = false;
+  log(c, reply.status);
   flush(c);
+}
+
+// 204 with the CORS headers. A preflight has no body; one that announces one anyway is not read,
+// so the connection closes after the reply (lingering, as a refusal's does).
+void Connections::answer_preflight(Connection& c, const std::string& headers) {
+  const bool body_pending = c.head.body_expected();
+  const bool close = body_pending || !c.head.keep_alive || stopping_;
+  c.out += fmt::format("HTTP/1.1 204 No Content\r\n{}{}\r\n", close ? "Connection: close\r\n" : "",
+                       headers);
+  c.phase = Phase::kWriting;
+  c.close_after_write = close;
+  c.linger_after_write = body_pending;
+  log(c, 204);
+  flush(c);
+}
+
+// The request's line in the log: routes answered on the loop (/health, /metrics, what monitors
+// poll) at debug level only.
+void Connections::log(const Connection& c, int status) const {
+  log_request(RequestRecord{c.peer, c.head.method, c.head.path, status, c.request_start,
+                            Clock::now(), nullptr, c.access.at_once && status < 400});
 }
 
 void Connections::stream_ready(int fd) {

@@ -39,7 +39,10 @@ struct Connection {
   std::string out;  // to send (loop-owned; a worker writes a streamed reply itself)
   size_t out_sent = 0;
   HttpHead head;
-  RouteAccess access;  // what the routes said of head.path when the head was checked
+  std::string peer;                 // the client's "address:port", for the request log
+  Clock::time_point request_start;  // when the current request's head was complete
+  std::string cors;                 // CORS header lines for replies to the current request
+  RouteAccess access;               // what the routes said of head.path when the head was checked
   std::optional<BodyReader> body;
   bool close_after_write = false;
   bool linger_after_write = false;       // the client may still be sending a body we did not read
@@ -59,8 +62,8 @@ class Connections {
   Connections(HttpRoutes& routes, const HttpServerOptions& options, int epoll_fd,
               WorkerPool& workers, LoopMailbox& mailbox, const std::atomic<bool>& stopping);
 
-  // A connection accepted on `fd` (non-blocking).
-  void add(int fd);
+  // A connection accepted on `fd` (non-blocking) from `peer` ("address:port").
+  void add(int fd, std::string peer);
   // epoll reported `events` on `fd`.
   void on_event(int fd, uint32_t events);
   // A worker finished a request.
@@ -85,6 +88,8 @@ class Connections {
   void advance(Connection& c);
   void dispatch(Connection& c);
   void answer_at_once(Connection& c, const std::string& body);
+  void answer_preflight(Connection& c, const std::string& headers);
+  void log(const Connection& c, int status) const;
   void flush_stream(Connection& c);
   void cut_stream(Connection& c);
   void flush(Connection& c);

@@ -55,6 +55,16 @@ void raise_descriptor_limit() {
   }
 }
 
+// "127.0.0.1:51234", "[::1]:51234": the client as the request log names it.
+std::string peer_name(const sockaddr_storage& address, socklen_t length) {
+  char host[NI_MAXHOST] = "", port[NI_MAXSERV] = "";
+  if (getnameinfo(reinterpret_cast<const sockaddr*>(&address), length, host, sizeof(host), port,
+                  sizeof(port), NI_NUMERICHOST | NI_NUMERICSERV) != 0)
+    return "-";
+  return address.ss_family == AF_INET6 ? fmt::format("[{}]:{}", host, port)
+                                       : fmt::format("{}:{}", host, port);
+}
+
 }  // namespace
 
 struct HttpServer::Impl {
@@ -85,7 +95,10 @@ struct HttpServer::Impl {
 
   void accept_all() {
     for (int i = 0; i < kAcceptsPerWake; ++i) {
-      const int fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+      sockaddr_storage peer{};
+      socklen_t peer_length = sizeof(peer);
+      const int fd = accept4(listen_fd, reinterpret_cast<sockaddr*>(&peer), &peer_length,
+                             SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) {
         if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
           log_warn("serve: cannot accept a connection: {}", strerror(errno));
@@ -96,7 +109,7 @@ struct HttpServer::Impl {
       }
       const int yes = 1;
       setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));  // SSE events go out at once
-      connections->add(fd);
+      connections->add(fd, peer_name(peer, peer_length));
     }
   }
 

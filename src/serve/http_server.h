@@ -11,6 +11,9 @@
 #include <string>
 #include <string_view>
 
+#include "serve/cors.h"
+#include "serve/request_log.h"
+
 namespace minimax {
 
 // Writes one piece of a streamed reply; false once the client has disconnected.
@@ -31,6 +34,9 @@ struct HttpReply {
   std::function<void(const ChunkWrite& write)> stream;
   // Extra header lines, each ending in "\r\n" ("Cache-Control: no-cache\r\n").
   std::string headers{};  // {}: aggregate initialisations that leave it out stay warning-free
+  // A generating call's model, tokens, first-token time and finish reason for the request log
+  // (serve/request_log.h); a stream fills it in as it runs, before the transport writes the line.
+  std::shared_ptr<RequestStats> stats{};
 };
 
 // What the transport checks for a path from the request head alone, before any body byte.
@@ -69,6 +75,7 @@ struct HttpServerOptions {
   size_t threads = 64;  // requests handled at once (each stream holds one); not a connection limit
   size_t max_body_bytes = 32u << 20;
   int read_timeout_seconds = 60;
+  CorsOptions cors;  // off unless origins are given (serve/cors.h)
 };
 
 class HttpServer {

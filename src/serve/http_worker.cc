@@ -26,17 +26,17 @@ bool peer_connected(int fd) {
 
 // Writes a streamed reply into `stream`: its head, its pieces as chunks, the last chunk. False
 // once the stream is cut (the client is gone or too slow).
-bool write_stream(const HttpReply& reply, bool close, StreamBuffer& stream, int fd,
-                  LoopMailbox& mailbox) {
+bool write_stream(const HttpReply& reply, bool close, std::string_view cors, StreamBuffer& stream,
+                  int fd, LoopMailbox& mailbox) {
   auto append = [&](std::string_view bytes) {
     const bool ok = stream.append(bytes);
     if (ok) mailbox.stream_ready(fd);
     return ok;
   };
-  bool ok = append(
-      reply_head(reply.status, reply.content_type, close,
-                 "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n" + reply.headers) +
-      "\r\n");
+  bool ok = append(reply_head(reply.status, reply.content_type, close,
+                              "Cache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n" +
+                                  std::string(cors) + reply.headers) +
+                   "\r\n");
   const ChunkWrite write = [&](std::string_view data) {
     if (ok && !data.empty()) ok = append(fmt::format("{:x}\r\n{}\r\n", data.size(), data));
     return ok;
@@ -98,29 +98,37 @@ void LoopMailbox::take(std::vector<Completion>& done, std::vector<int>& streams)
   streams.swap(streams_ready_);
 }
 
-void serve_request(HttpRoutes& routes, int fd, const HttpHead& head, const std::string& body,
-                   StreamBuffer& stream, const std::atomic<bool>& stopping, LoopMailbox& mailbox) {
+void serve_request(HttpRoutes& routes, int fd, const RequestContext& context,
+                   const std::string& body, StreamBuffer& stream, const std::atomic<bool>& stopping,
+                   LoopMailbox& mailbox) {
+  const HttpHead& head = context.head;
   const bool close = !head.keep_alive || stopping;
   const bool head_only = head.method == "HEAD";
   const ClientAlive alive = [fd, &stream] { return !stream.is_cut() && peer_connected(fd); };
   Completion done{fd, "", close};
   HttpReply reply;
+  int status = 500;
   try {
     reply = routes.handle(head_only ? "GET" : head.method, head.path, body, alive);
+    status = reply.status;
     if (reply.stream) {
       done.streamed = true;
-      done.close = !write_stream(reply, close, stream, fd, mailbox) || close;
+      done.close = !write_stream(reply, close, context.cors, stream, fd, mailbox) || close;
     } else {
-      done.bytes = whole_reply(reply, close, head_only);
+      done.bytes = whole_reply(reply, close, head_only, context.cors);
     }
   } catch (...) {
     const std::string what = current_exception_text();
     log_warn("{} {}: {}", head.method, head.path, what);
     done.close = close || static_cast<bool>(reply.stream);  // a stream may be partly sent
     if (!reply.stream)
-      done.bytes =
-          whole_reply(routes.error(head.path, 500, "internal error: " + what), close, head_only);
+      done.bytes = whole_reply(routes.error(head.path, 500, "internal error: " + what), close,
+                               head_only, context.cors);
   }
+  // Written once the reply is (a stream: once its last chunk is queued), so the duration is the
+  // whole request's and a stream's tokens are all counted.
+  log_request(RequestRecord{context.peer, head.method, head.path, status, context.start,
+                            std::chrono::steady_clock::now(), reply.stats.get(), false});
   mailbox.post(std::move(done));
 }
 

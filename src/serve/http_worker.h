@@ -5,6 +5,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <mutex>
 #include <string>
@@ -51,10 +52,19 @@ class LoopMailbox {
   std::vector<int> streams_ready_;
 };
 
+// What the loop knew of a request when it handed it to a worker.
+struct RequestContext {
+  HttpHead head;
+  std::string peer;  // "address:port"
+  std::string cors;  // header lines every reply carries (serve/cors.h)
+  std::chrono::steady_clock::time_point start;
+};
+
 // Runs on a worker: the routes answer the request on `fd` (HEAD as GET without the body); the
-// completion goes to `mailbox`. The socket stays open until the loop has the completion, since
-// the request's ClientAlive peeks at it.
-void serve_request(HttpRoutes& routes, int fd, const HttpHead& head, const std::string& body,
-                   StreamBuffer& stream, const std::atomic<bool>& stopping, LoopMailbox& mailbox);
+// completion goes to `mailbox`, and the request's line to the log. The socket stays open until
+// the loop has the completion, since the request's ClientAlive peeks at it.
+void serve_request(HttpRoutes& routes, int fd, const RequestContext& context,
+                   const std::string& body, StreamBuffer& stream, const std::atomic<bool>& stopping,
+                   LoopMailbox& mailbox);
 
 }  // namespace minimax

@@ -36,7 +36,9 @@ HttpReply OpenAiService::handle(std::string_view method, std::string_view path,
     if (method != route->method)  // the transport answers this first; kept for direct calls
       return error(path, 405, fmt::format("method {} is not allowed on {}", method, path));
     const RouteCall call{path, path.substr(route->path.size()), body, client_alive};
-    return (this->*route->handler)(call);
+    HttpReply reply = (this->*route->handler)(call);
+    if (reply.stats) reply.stats->model = options_.served_model_name;  // for the request log
+    return reply;
   } catch (const ApiException& e) {
     return error_reply(e.error());
   } catch (const std::exception& e) {

@@ -1,6 +1,8 @@
 // The serving loop and the OpenAI sinks' common ending (serve/serving_loop.h).
 #include "serve/serving_loop.h"
 
+#include <algorithm>
+
 #include "serve/openai_response.h"
 
 namespace minimax {
@@ -57,19 +59,58 @@ std::optional<ApiError> finish_error(const EngineEvent& event, double timeout_se
   return std::nullopt;
 }
 
+// The request log's view of a call (serve/request_log.h): the prompt once (every choice has the
+// same), completion tokens summed over the choices and over the requests a sink restarted with,
+// the first token's time, and how the choices ended.
+class CallTally {
+ public:
+  CallTally(RequestStats& stats, size_t streams) : stats_(stats) { restart(streams); }
+
+  void event(size_t i, const EngineEvent& e) {
+    if (!stats_.first_token && !e.tokens.empty())
+      stats_.first_token = std::chrono::steady_clock::now();
+    if (!restarted_) stats_.prompt_tokens = std::max(stats_.prompt_tokens, e.prompt_tokens);
+    completion_[i] = e.completion_tokens;
+    stats_.completion_tokens = carried_;
+    for (const int64_t n : completion_) stats_.completion_tokens += n;
+    if (e.finished) finish(e.finish_reason);
+  }
+  // The sink replaced its requests: what the old ones generated stays counted.
+  void restart(size_t streams) {
+    restarted_ = !completion_.empty();
+    for (const int64_t n : completion_) carried_ += n;
+    completion_.assign(streams, 0);
+  }
+  void finish(std::string_view reason) {
+    const std::string item(reason);
+    std::string& all = stats_.finish_reason;
+    if (("," + all + ",").find("," + item + ",") == std::string::npos)
+      all += (all.empty() ? "" : ",") + item;
+  }
+
+ private:
+  RequestStats& stats_;
+  std::vector<int64_t> completion_;
+  int64_t carried_ = 0;
+  bool restarted_ = false;
+};
+
 // Runs every stream to its end. Returns the error that ended the call early, if any.
-std::optional<ApiError> run_streams(ServingSink& sink, SinkWriter& out) {
+std::optional<ApiError> run_streams(ServingSink& sink, SinkWriter& out, RequestStats& stats) {
   std::vector<bool> finished(sink.streams.size(), false);
+  CallTally tally(stats, sink.streams.size());
   EngineEvent event;
   try {
     for (;;) {
       const int i = next_event(sink.streams, finished, event, sink.watch);
       if (i == kClientGone) return client_gone();
       if (i < 0) return std::nullopt;
+      tally.event(static_cast<size_t>(i), event);
       const EventStep step = sink.on_event(i, event, out);
       if (out.client_gone()) return client_gone();
       if (step == EventStep::kRestarted) {  // the old request's later events are dropped
         finished.assign(sink.streams.size(), false);
+        tally.restart(sink.streams.size());
         continue;
       }
       if (!event.finished) continue;
@@ -99,23 +140,38 @@ bool SinkWriter::write(std::string_view bytes) {
 }
 
 HttpReply serve_call(std::shared_ptr<ServingSink> sink, bool stream) {
+  auto stats = std::make_shared<RequestStats>();
+  stats->stream = stream;
+  // An early end names itself in the log when no choice finished first: a client that left, or
+  // the engine's reason (the error's status is in the line already).
+  const auto note_error = [](RequestStats& s, const ApiError& error) {
+    if (s.finish_reason.empty())
+      s.finish_reason = is_client_gone(error) ? "client_closed" : "error";
+  };
   if (!stream) {
     SinkWriter nowhere;
-    if (std::optional<ApiError> error = run_streams(*sink, nowhere)) {
+    HttpReply reply;
+    if (std::optional<ApiError> error = run_streams(*sink, nowhere, *stats)) {
       cancel_all(sink->streams);
-      return sink->reply_error(*error);
+      note_error(*stats, *error);
+      reply = sink->reply_error(*error);
+    } else {
+      reply = sink->reply();
     }
-    return sink->reply();
+    reply.stats = std::move(stats);
+    return reply;
   }
   HttpReply reply;
   reply.content_type = "text/event-stream";
-  reply.stream = [sink](const ChunkWrite& write) {
+  reply.stats = stats;
+  reply.stream = [sink, stats, note_error](const ChunkWrite& write) {
     SinkWriter out(&write);
     sink->open(out);
     const std::optional<ApiError> error =
-        out.client_gone() ? client_gone() : run_streams(*sink, out);
+        out.client_gone() ? client_gone() : run_streams(*sink, out, *stats);
     if (!error) return sink->close(out);
     cancel_all(sink->streams);
+    note_error(*stats, *error);
     if (!is_client_gone(*error)) sink->stream_error(*error, out);
   };
   return reply;

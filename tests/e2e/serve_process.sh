@@ -4,7 +4,9 @@
 # without a key gets 401; SIGTERM or SIGINT during start-up ends the process at once; a slow
 # client does not keep a stopped server alive past --shutdown-timeout; a second signal exits at
 # once; a KV pool smaller than --max-model-len is refused naming --kv-cache-memory; a taken port
-# fails before the load and --port 70000 is refused; vLLM's deployment flags are accepted.
+# fails before the load and --port 70000 is refused; vLLM's deployment flags are accepted; every
+# log line has a timestamp and a level, each request has one line with its status and tokens,
+# --log-format json lines parse, and a CORS preflight is answered for --allowed-origins only.
 source "$(dirname "$0")/../../scripts/lib/e2e.sh" "$1" "$2"
 KEY=sk-test-key
 
@@ -174,6 +176,83 @@ check "second signal (INT) exits at once: $elapsed s, status $status (expect 130
   test "$status" == 130
 check "... within 2 s" less_than "$elapsed" 2
 SERVER_PIDS=("$A_PID")
+
+# Operators' logs and CORS (issue 39 item 5). Server A's log is text: every line starts with an
+# ISO-8601 UTC timestamp and a level, and its refused uploads each have a request line.
+check "every line of a text log has a timestamp and a level" \
+  python3 -c 'import re,sys; bad=[l for l in open(sys.argv[1]) if not re.match(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z (debug|info|warning|error) ", l)]; print("".join(bad[:3]), end=""); sys.exit(bool(bad))' "$WORK/a.log"
+check "... with a request line for the 413 upload" grep -qE \
+  "info +request client=127\.0\.0\.1:[0-9]+ method=POST path=/v1/chat/completions status=413 " \
+  "$WORK/a.log"
+check "... and for the 401 one" grep -qE "request .* path=/v1/chat/completions status=401 " "$WORK/a.log"
+# A JSON-logging server with CORS for one origin: one request line per request sent, each
+# with the status and the token counts the client got; /health only at debug level.
+start_server "$WORK/json.log" "$MODEL" "${SERVE[@]}" --quiet --api-key "$KEY" \
+  --log-format json --allowed-origins '["http://app.example"]'
+pid=${SERVER_PIDS[-1]}
+URL=http://127.0.0.1:$PORT
+AUTH=(-H "Authorization: Bearer $KEY" -H "Content-Type: application/json")
+curl -s "${AUTH[@]}" -o "$WORK/chat.json" "$URL/v1/chat/completions" \
+  -d '{"messages": [{"role": "user", "content": "hi"}], "max_tokens": 5}'
+curl -sN "${AUTH[@]}" -o "$WORK/stream.txt" "$URL/v1/completions" \
+  -d '{"prompt": "hello", "max_tokens": 3, "stream": true, "stream_options": {"include_usage": true}}'
+curl -s -o /dev/null "$URL/v1/models"                                     # 401
+curl -s -o /dev/null "${AUTH[@]}" "$URL/v1/chat/completions" \
+  -d '{"model": "other", "messages": [{"role": "user", "content": "hi"}]}'  # 404
+curl -s -o /dev/null "$URL/health"                                        # debug only
+preflight() {  # preflight ORIGIN: the reply's status line and headers
+  curl -s -D - -o /dev/null -X OPTIONS -H "Origin: $1" -H "Access-Control-Request-Method: POST" \
+    -H "Access-Control-Request-Headers: authorization, content-type" "$URL/v1/chat/completions" |
+    tr -d '\r'
+}
+preflight http://app.example >"$WORK/preflight-ok"
+preflight http://evil.example >"$WORK/preflight-other"
+curl -s -D "$WORK/cors-get" -o /dev/null -H "Origin: http://app.example" "${AUTH[@]}" "$URL/v1/models"
+check "a preflight from the allowed origin → 204, without the key" \
+  grep -q "^HTTP/1.1 204" "$WORK/preflight-ok"
+for header in "Access-Control-Allow-Origin: http://app.example" \
+  "Access-Control-Allow-Methods: POST, OPTIONS" \
+  "Access-Control-Allow-Headers: authorization, content-type" "Access-Control-Max-Age: 600"; do
+  check "... with $header" grep -qx "$header" "$WORK/preflight-ok"
+done
+check "a preflight from another origin → 405 with no CORS header" \
+  bash -c "grep -q '^HTTP/1.1 405' '$WORK/preflight-other' && ! grep -qi '^access-control' '$WORK/preflight-other'"
+check "a GET from the allowed origin carries Access-Control-Allow-Origin" \
+  grep -qi "^Access-Control-Allow-Origin: http://app.example" "$WORK/cors-get"
+kill -TERM "$pid"  # every line is written once it has exited
+ends "$pid" 20
+unset 'SERVER_PIDS[-1]'
+check "every JSON log line parses, with ts, level and msg; one request line per request sent" \
+  python3 - "$WORK/json.log" "$WORK/chat.json" "$WORK/stream.txt" <<'PY'
+import json, re, sys
+lines = [json.loads(line) for line in open(sys.argv[1])]
+for line in lines:
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", line["ts"]), line
+    assert line["level"] in ("debug", "info", "warning", "error") and line["msg"], line
+requests = [l for l in lines if l["msg"] == "request"]
+got = [(r["method"], r["path"], r["status"]) for r in requests]
+want = [("POST", "/v1/chat/completions", 200), ("POST", "/v1/completions", 200),
+        ("GET", "/v1/models", 401), ("POST", "/v1/chat/completions", 404),
+        ("OPTIONS", "/v1/chat/completions", 204), ("OPTIONS", "/v1/chat/completions", 405),
+        ("GET", "/v1/models", 200)]
+assert got == want, got
+chat, stream = requests[0], requests[1]
+usage = json.load(open(sys.argv[2]))["usage"]
+assert (chat["prompt_tokens"], chat["completion_tokens"]) == (
+    usage["prompt_tokens"], usage["completion_tokens"]), (chat, usage)
+reply = json.load(open(sys.argv[2]))
+assert chat["finish_reason"] == reply["choices"][0]["finish_reason"], (chat, reply)
+assert chat["model"] == reply["model"], (chat, reply)
+assert chat["stream"] is False and stream["stream"] is True
+events = [json.loads(l[6:]) for l in open(sys.argv[3]) if l.startswith("data: {")]
+stream_usage = events[-1]["usage"]
+assert (stream["prompt_tokens"], stream["completion_tokens"]) == (
+    stream_usage["prompt_tokens"], stream_usage["completion_tokens"]), (stream, stream_usage)
+for r in (chat, stream):
+    assert r["completion_tokens"] == 0 or 0 <= r["ttft_ms"] <= r["duration_ms"], r
+assert requests[2]["model"] == "-" and requests[2]["prompt_tokens"] == "-"
+assert all(re.fullmatch(r"127\.0\.0\.1:\d+", r["client"]) for r in requests)
+PY
 
 [[ $fails == 0 ]] && echo "serve process e2e: all passed"
 exit $fails
