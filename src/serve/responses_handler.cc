@@ -91,7 +91,9 @@ class ResponsesSink final : public ServingSink {
  private:
   Json whole() const { return response_json(meta, echo, items_.output(), status_, &usage); }
 
-  void write(Json event, SinkWriter& out) { out.write(responses_sse(std::move(event), sequence_++)); }
+  void write(Json event, SinkWriter& out) {
+    out.write(responses_sse(std::move(event), sequence_++));
+  }
 
   // Writes the events so far (when streaming) and forgets them.
   void flush(SinkWriter& out) {

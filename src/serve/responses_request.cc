@@ -45,8 +45,8 @@ std::string item_text(const Json& content, const std::string& path) {
     Fields p(part, part_path);
     const std::string type = required_text(p, "type");
     if (type == "input_image" || type == "input_file" || type == "input_audio")
-      unsupported(p.path("type"), fmt::format("content part type '{}' (the model reads text only)",
-                                              type));
+      unsupported(p.path("type"),
+                  fmt::format("content part type '{}' (the model reads text only)", type));
     if (type != "input_text" && type != "output_text" && type != "text")
       fail_request(p.path("type"),
                    fmt::format("{}: unknown content part type '{}' (expected input_text or "
@@ -214,8 +214,8 @@ std::optional<float> sampling_value(const Fields& f, std::string_view key, doubl
   std::optional<double> v = f.number(key);
   if (!v) return std::nullopt;
   if ((open_low ? *v <= lo : *v < lo) || *v > hi)
-    fail_request(f.path(key), fmt::format("{}: {} is out of range; expected {}{}, {}]",
-                                          f.path(key), *v, open_low ? "(" : "[", lo, hi));
+    fail_request(f.path(key), fmt::format("{}: {} is out of range; expected {}{}, {}]", f.path(key),
+                                          *v, open_low ? "(" : "[", lo, hi));
   return static_cast<float>(*v);
 }
 
@@ -306,8 +306,7 @@ ResponsesRequest parse_responses_request(std::string_view body) {
   echo["store"] = request.store;
   echo["temperature"] = or_null(g.sampling.temperature);
   echo["text"] = {{"format", {{"type", "text"}}}};
-  if (const Json* text = f.object("text"); text && text->contains("format"))
-    echo["text"] = *text;
+  if (const Json* text = f.object("text"); text && text->contains("format")) echo["text"] = *text;
   echo["tool_choice"] = f.get("tool_choice") ? root["tool_choice"] : Json("auto");
   echo["tools"] = f.get("tools") ? root["tools"] : Json::array();
   echo["top_p"] = or_null(g.sampling.top_p);

@@ -25,7 +25,7 @@ struct ResponsesRequest {
   ChatRequest chat;
   std::optional<std::string> instructions;  // a system message before everything else
   std::string previous_response_id;         // "" when absent
-  bool store = true;                        // keep the conversation for a later previous_response_id
+  bool store = true;  // keep the conversation for a later previous_response_id
   // The request's settings as the response object repeats them: instructions, max_output_tokens,
   // metadata, parallel_tool_calls, previous_response_id, reasoning, store, temperature, text,
   // tool_choice, tools (in the Responses shape), top_p, truncation, user.

@@ -22,12 +22,8 @@ Json response_usage_json(const ResponseUsage& usage) {
 
 Json response_json(const ResponseObjectMeta& meta, const Json& echo, const Json& output,
                    std::string_view status, const ResponseUsage* usage) {
-  Json out = {{"id", meta.id},
-              {"object", "response"},
-              {"created_at", meta.created_at},
-              {"status", status},
-              {"error", nullptr},
-              {"incomplete_details", nullptr}};
+  Json out = {{"id", meta.id},    {"object", "response"}, {"created_at", meta.created_at},
+              {"status", status}, {"error", nullptr},     {"incomplete_details", nullptr}};
   if (status == "incomplete") out["incomplete_details"] = {{"reason", "max_output_tokens"}};
   out["model"] = meta.model;
   out["output"] = output;
@@ -53,8 +49,7 @@ Json response_error_event(const ApiError& error) {
 
 std::string responses_sse(Json event, int64_t sequence) {
   event["sequence_number"] = sequence;
-  return fmt::format("event: {}\ndata: {}\n\n", event["type"].get<std::string>(),
-                     json_text(event));
+  return fmt::format("event: {}\ndata: {}\n\n", event["type"].get<std::string>(), json_text(event));
 }
 
 }  // namespace minimax

@@ -51,8 +51,9 @@ void ResponseItems::close(std::vector<Json>& events, std::string_view status) {
     events.push_back(std::move(done));
   } else {
     const bool message = kind_ == Kind::kMessage;
-    Json part = message ? Json{{"type", "output_text"}, {"text", text_}, {"annotations", Json::array()}}
-                        : Json{{"type", "reasoning_text"}, {"text", text_}};
+    Json part = message
+                    ? Json{{"type", "output_text"}, {"text", text_}, {"annotations", Json::array()}}
+                    : Json{{"type", "reasoning_text"}, {"text", text_}};
     Json done = item_event(message ? "response.output_text.done" : "response.reasoning_text.done");
     done["content_index"] = 0;
     done["text"] = text_;

@@ -101,9 +101,9 @@ TEST(ResponsesRequest, FunctionToolsTakeTheChatFormAndToolChoiceIsChecked) {
   r = parse_responses_request(R"({"input":"x","tool_choice":"none",)" + tools + "}");
   EXPECT_EQ(r.chat.tool_choice.mode, ToolChoiceMode::kNone);
 
-  EXPECT_EQ(refused(R"({"input":"x","tool_choice":{"type":"function","name":"nope"},)" + tools +
-                    "}"),
-            "tool_choice.name");
+  EXPECT_EQ(
+      refused(R"({"input":"x","tool_choice":{"type":"function","name":"nope"},)" + tools + "}"),
+      "tool_choice.name");
   EXPECT_EQ(refused(R"({"input":"x","tool_choice":"required"})"), "tool_choice");
   EXPECT_EQ(refused(R"({"input":"x","tools":[{"type":"web_search_preview"}]})"), "tools[0].type");
   EXPECT_EQ(refused(R"({"input":"x","tools":[{"type":"function"}]})"), "tools[0].name");

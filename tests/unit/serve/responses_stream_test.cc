@@ -39,7 +39,8 @@ Json fold(const std::vector<Json>& events) {
     } else if (type == "response.content_part.added") {
       output[e["output_index"].get<size_t>()]["content"].push_back(e["part"]);
     } else if (type == "response.output_text.delta" || type == "response.reasoning_text.delta") {
-      Json& part = output[e["output_index"].get<size_t>()]["content"][e["content_index"].get<size_t>()];
+      Json& part =
+          output[e["output_index"].get<size_t>()]["content"][e["content_index"].get<size_t>()];
       part["text"] = part["text"].get<std::string>() + e["delta"].get<std::string>();
     } else if (type == "response.function_call_arguments.delta") {
       Json& item = output[e["output_index"].get<size_t>()];
@@ -133,7 +134,8 @@ TEST(ResponsesStream, WhitespaceOnlyTextMakesNoMessage) {
   ResponseItems items;
   // The bundled model's tool turn: the reasoning closes at once, then the call, then a newline.
   run("</mm:think>\n]<]minimax[>[<tool_call>\n]<]minimax[>[<invoke name=\"get_weather\">]<]"
-      "minimax[>[<city>Paris]<]minimax[>[</city>]<]minimax[>[</invoke>\n]<]minimax[>[</tool_call>\n",
+      "minimax[>[<city>Paris]<]minimax[>[</city>]<]minimax[>[</invoke>\n]<]minimax[>[</"
+      "tool_call>\n",
       items);
   ASSERT_EQ(items.output().size(), 1u);
   EXPECT_EQ(items.output()[0]["type"], "function_call");
@@ -163,7 +165,8 @@ TEST(ResponsesResponse, ObjectUsageAndStatus) {
   EXPECT_TRUE(r["incomplete_details"].is_null());
   EXPECT_EQ(r["model"], "tiny");
   EXPECT_EQ(r["store"], true);
-  EXPECT_EQ(r["usage"], Json::parse(R"({"input_tokens":10,"input_tokens_details":{"cached_tokens":4},
+  EXPECT_EQ(r["usage"],
+            Json::parse(R"({"input_tokens":10,"input_tokens_details":{"cached_tokens":4},
       "output_tokens":6,"output_tokens_details":{"reasoning_tokens":2},"total_tokens":16})"));
   r = response_json(meta, echo, Json::array(), response_status("length"), &usage);
   EXPECT_EQ(r["status"], "incomplete");
