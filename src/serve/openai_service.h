@@ -1,6 +1,7 @@
 // The OpenAI-compatible endpoints over one engine: /v1/chat/completions, /v1/completions,
 // /v1/models (and /v1/models/{id}), vLLM's /tokenize and /detokenize, /health and /metrics;
-// Anthropic's /v1/messages and /v1/messages/count_tokens (serve/anthropic_request.h); and the chat
+// Anthropic's /v1/messages and /v1/messages/count_tokens (serve/anthropic_request.h); OpenAI's
+// Responses API at /v1/responses (serve/responses_request.h); and the chat
 // page at / (serve/web_assets.h). A request is parsed (serve/openai_request.h), rendered with the
 // chat template, tokenized, submitted to the engine as n requests, and its tokens are turned into
 // reasoning / content / tool-call deltas by one ParsePipeline per choice — streamed as server-sent
@@ -14,6 +15,7 @@
 #include "runtime/text_model.h"
 #include "serve/http_server.h"
 #include "serve/parser_format.h"
+#include "serve/response_store.h"
 #include "serve/route_table.h"
 
 namespace minimax {
@@ -51,6 +53,8 @@ class OpenAiService : public HttpRoutes {
   // Anthropic's Messages API (messages_handler.cc); its errors are in Anthropic's shape.
   HttpReply messages(const RouteCall& call);
   HttpReply count_message_tokens(const RouteCall& call);
+  // OpenAI's Responses API (responses_handler.cc); previous_response_id reads `responses_`.
+  HttpReply responses(const RouteCall& call);
   // vLLM's /tokenize (`prompt` or `messages`) and /detokenize (`tokens`).
   HttpReply tokenize(const RouteCall& call);
   HttpReply detokenize(const RouteCall& call);
@@ -63,7 +67,8 @@ class OpenAiService : public HttpRoutes {
   const TextModel& model_;
   Engine& engine_;
   ServiceOptions options_;
-  int64_t created_ = 0;  // the model card's "created": when the service started
+  int64_t created_ = 0;
+  ResponseStore responses_;  // the conversations of stored responses (bounded, oldest evicted)  // the model card's "created": when the service started
 };
 
 }  // namespace minimax

@@ -16,6 +16,7 @@ constexpr Route kRoutes[] = {
     {RouteMatch::kPrefix, "/v1/models/", "GET", &OpenAiService::model, true},
     {RouteMatch::kExact, "/v1/chat/completions", "POST", &OpenAiService::chat_completions, true},
     {RouteMatch::kExact, "/v1/completions", "POST", &OpenAiService::completions, true},
+    {RouteMatch::kExact, "/v1/responses", "POST", &OpenAiService::responses, true},
     {RouteMatch::kExact, "/v1/messages", "POST", &OpenAiService::messages, true},
     {RouteMatch::kExact, "/v1/messages/count_tokens", "POST", &OpenAiService::count_message_tokens,
      true},

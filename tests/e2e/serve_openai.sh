@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # `minimax serve` as a real process on loopback: health, models, metrics, API-key checks, a table
 # of bad requests (status code and the field named), streaming shape and [DONE], queue-full 429,
-# then the official OpenAI Node client (tools/serve_client/client_test.mjs) and the official
-# Anthropic client on /v1/messages (tools/serve_client/anthropic_client_test.mjs). Uses the bundled
+# then the official OpenAI Node client (tools/serve_client/client_test.mjs), its Responses API on
+# /v1/responses (tools/serve_client/responses_client_test.mjs) and the official Anthropic client on
+# /v1/messages (tools/serve_client/anthropic_client_test.mjs). Uses the bundled
 # trained model when it is there (then the client also checks its answers: a tool call and the
 # answer from the tool result, and an arithmetic problem with its reasoning, through the official
 # client, streamed and not), else a random tiny M3.
@@ -194,10 +195,29 @@ anthropic_expect "messages without max_tokens → 400 naming it" 400 invalid_req
   -H "x-api-key: $KEY" -d '{"model": "tiny", "messages": [{"role": "user", "content": "hi"}]}' "$MSG"
 grep -q '"message":"max_tokens: required"' "$WORK/body" || { echo "FAIL ... message: $(cat "$WORK/body")"; fails=$((fails + 1)); }
 
+# /v1/responses: the key, a bad input and an unknown previous_response_id, named.
+RESP=$URL/v1/responses
+expect "responses without a key → 401" 401 "" -- -H "Content-Type: application/json" -d '{"input": "hi"}' "$RESP"
+expect "responses input not a string or list → 400" 400 input -- "${AUTH[@]}" -d '{"input": 3}' "$RESP"
+expect "responses unknown item type → 400" 400 "input[0].type" -- "${AUTH[@]}" \
+  -d '{"input": [{"type": "web_search_call"}]}' "$RESP"
+expect "responses unknown previous_response_id → 404" 404 previous_response_id -- "${AUTH[@]}" \
+  -d '{"input": "hi", "previous_response_id": "resp_nothing"}' "$RESP"
+curl -sN "${AUTH[@]}" -d '{"input": "hi", "stream": true, "max_output_tokens": 4, "temperature": 0}' \
+  "$RESP" >"$WORK/rstream"
+if head -1 "$WORK/rstream" | grep -qx 'event: response.created' &&
+  grep '^data: ' "$WORK/rstream" | tail -1 | grep -q '"type":"response.completed"'; then
+  echo "ok   responses SSE: event lines, response.created first, response.completed last"
+else
+  echo "FAIL responses SSE shape"; cat "$WORK/rstream"; fails=$((fails + 1))
+fi
+
 # The official OpenAI and Anthropic Node clients (installed by scripts/test.sh).
 if [[ -d $ROOT/tools/serve_client/node_modules/openai && -d $ROOT/tools/serve_client/node_modules/@anthropic-ai/sdk ]]; then
   node "$ROOT/tools/serve_client/client_test.mjs" --url "$URL" --key "$KEY" --model tiny \
     --markers m3 "${TRAINED[@]}" || fails=$((fails + 1))
+  node "$ROOT/tools/serve_client/responses_client_test.mjs" --url "$URL" --key "$KEY" --model tiny \
+    "${TRAINED[@]}" || fails=$((fails + 1))
   node "$ROOT/tools/serve_client/anthropic_client_test.mjs" --url "$URL" --key "$KEY" --model tiny \
     "${TRAINED[@]}" || fails=$((fails + 1))
 else

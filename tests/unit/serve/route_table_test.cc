@@ -22,6 +22,7 @@ TEST(RouteTable, EveryRouteThatRunsTheModelOrTheTokenizerNeedsTheKey) {
   } guarded[] = {
       {"/v1/chat/completions", "POST", &OpenAiService::chat_completions},
       {"/v1/completions", "POST", &OpenAiService::completions},
+      {"/v1/responses", "POST", &OpenAiService::responses},
       {"/v1/messages", "POST", &OpenAiService::messages},
       {"/v1/messages/count_tokens", "POST", &OpenAiService::count_message_tokens},
       {"/tokenize", "POST", &OpenAiService::tokenize},

@@ -1,0 +1,44 @@
+// The conversations of stored responses, for `previous_response_id` (POST /v1/responses).
+// In memory and bounded: at most kMaxResponses responses and kMaxBytes of their serialised
+// conversations; the oldest are evicted first. A conversation is kept whole (each response holds
+// its full history, instructions aside, as template messages), so a follow-up needs one lookup and
+// an evicted ancestor never breaks a younger response. Thread-safe: handlers run on several
+// workers. Nothing survives a restart.
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+namespace minimax {
+
+class ResponseStore {
+ public:
+  static constexpr size_t kMaxResponses = 1000;
+  static constexpr size_t kMaxBytes = size_t{64} << 20;  // 64 MiB
+
+  explicit ResponseStore(size_t max_responses = kMaxResponses, size_t max_bytes = kMaxBytes)
+      : max_responses_(max_responses), max_bytes_(max_bytes) {}
+
+  // Keeps `conversation` under `id`, evicting the oldest until both bounds hold. One larger than
+  // max_bytes on its own is not kept (a later lookup of it is a 404, as for an evicted one).
+  void put(const std::string& id, const nlohmann::ordered_json& conversation);
+  // The conversation stored under `id`, or nullopt when unknown or evicted.
+  std::optional<nlohmann::ordered_json> find(const std::string& id) const;
+
+  size_t size() const;
+  size_t bytes() const;
+
+ private:
+  const size_t max_responses_, max_bytes_;
+  mutable std::mutex mutex_;
+  std::deque<std::string> order_;                         // ids, oldest first
+  std::unordered_map<std::string, std::string> entries_;  // id → conversation as JSON text
+  size_t bytes_ = 0;
+};
+
+}  // namespace minimax
