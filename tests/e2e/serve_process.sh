@@ -125,10 +125,13 @@ check "server still serves after the uploads" \
   test "$(curl -s -o /dev/null -w '%{http_code}' "$URL/health")" == 200
 
 # A signal during start-up (the model load) ends the process at once with 128 + the signal's
-# number. Start-up is short with the tiny model, so the signal comes 0.05 s after the exec. (env gives SIGINT
-# back its default action: a shell starts background jobs with it ignored.)
+# number. Start-up is short with the tiny model, so the signal comes 0.05 s after the exec, and a
+# 2 GiB KV pool (zeroed at start-up: about half a second) keeps the start-up going past it; the
+# default pool, sized to what the tiny model's requests can fill, is ready sooner than that. (env
+# gives SIGINT back its default action: a shell starts background jobs with it ignored.)
 for signal in TERM INT; do
-  env --default-signal=INT "$MINIMAX" serve --model "$MODEL" --port 0 "${SERVE[@]}" 2>"$WORK/startup-$signal.log" &
+  env --default-signal=INT "$MINIMAX" serve --model "$MODEL" --port 0 "${SERVE[@]}" \
+    --kv-cache-memory 2GiB 2>"$WORK/startup-$signal.log" &
   pid=$!
   # Until env has exec'd minimax, SIGINT is still ignored (a loaded machine can take that long).
   for _ in $(seq 1 100); do
