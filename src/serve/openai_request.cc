@@ -17,10 +17,12 @@ using request_fields::bounded_int;
 using request_fields::Fields;
 using request_fields::Json;
 using request_fields::kMaxLogprobs;
+using request_fields::named_tool_choice;
 using request_fields::parse_body;
 using request_fields::parse_generation;
 using request_fields::parse_json;
 using request_fields::token_id;
+using request_fields::tool_choice_mode;
 using request_fields::unsupported;
 using request_fields::wrong_type;
 
@@ -158,21 +160,8 @@ Json parse_tools(const Fields& f) {
 }
 
 ToolChoice parse_tool_choice(const Fields& f, const Json& tools) {
-  bool have_tools = !tools.is_null();
   const Json* choice = f.get("tool_choice");
-  if (!choice) return {have_tools ? ToolChoiceMode::kAuto : ToolChoiceMode::kNone, ""};
-  if (choice->is_string()) {
-    const auto& mode = choice->get_ref<const std::string&>();
-    if (mode == "none" || (mode == "auto" && !have_tools)) return {ToolChoiceMode::kNone, ""};
-    if (mode == "auto") return {ToolChoiceMode::kAuto, ""};
-    if (mode != "required") {
-      fail_request("tool_choice", fmt::format("tool_choice: unknown value '{}' (expected auto, "
-                                              "none, required or a function object)",
-                                              mode));
-    }
-    if (!have_tools) fail_request("tool_choice", "tool_choice: 'required' needs tools");
-    return {ToolChoiceMode::kRequired, ""};
-  }
+  if (auto mode = tool_choice_mode(choice, !tools.is_null())) return *mode;
   if (!choice->is_object()) wrong_type("tool_choice", "a string or an object", *choice);
   Fields c(*choice, "tool_choice");
   if (c.string("type") != "function") {
@@ -181,14 +170,7 @@ ToolChoice parse_tool_choice(const Fields& f, const Json& tools) {
   const Json* function = c.object("function");
   auto name = function ? Fields(*function, "tool_choice.function").string("name") : std::nullopt;
   if (!name) fail_request("tool_choice.function.name", "tool_choice.function.name: required");
-  if (have_tools) {
-    for (const Json& tool : tools) {
-      if (tool["function"]["name"] == *name) return {ToolChoiceMode::kNamed, *name};
-    }
-  }
-  fail_request(
-      "tool_choice.function.name",
-      fmt::format("tool_choice.function.name: '{}' is not one of the request's tools", *name));
+  return named_tool_choice(tools, *name, "tool_choice.function.name");
 }
 
 }  // namespace

@@ -173,16 +173,7 @@ std::shared_ptr<const Grammar> parse_response_format(const Json& format) {
   Fields s(*spec, "response_format.json_schema");
   s.string("name");
   s.boolean("strict");
-  const Json* schema = s.get("schema");
-  const std::string root = "response_format.json_schema.schema";
-  if (!schema) fail_request(root, root + ": required");
-  if (!schema->is_object() && !schema->is_boolean()) wrong_type(root, "a schema object", *schema);
-  try {
-    return std::make_shared<const Grammar>(json_schema_grammar(*schema));
-  } catch (const SchemaError& e) {
-    const std::string path = e.path().empty() ? root : root + "." + e.path();
-    fail_request(path, fmt::format("{}: {}", path, e.what()));
-  }
+  return schema_format_grammar(s.get("schema"), "response_format.json_schema.schema");
 }
 
 // The fields chat and completions share; `logprobs` and max_tokens defaults differ and are read
@@ -259,6 +250,39 @@ Json parse_body(std::string_view body) {
     fail_request("", fmt::format("request body: expected a JSON object, got {}", root.type_name()));
   }
   return root;
+}
+
+std::optional<ToolChoice> tool_choice_mode(const Json* choice, bool have_tools) {
+  if (!choice) return ToolChoice{have_tools ? ToolChoiceMode::kAuto : ToolChoiceMode::kNone, ""};
+  if (!choice->is_string()) return std::nullopt;
+  const auto& mode = choice->get_ref<const std::string&>();
+  if (mode == "none" || (mode == "auto" && !have_tools))
+    return ToolChoice{ToolChoiceMode::kNone, ""};
+  if (mode == "auto") return ToolChoice{ToolChoiceMode::kAuto, ""};
+  if (mode != "required")
+    fail_request("tool_choice", fmt::format("tool_choice: unknown value '{}' (expected auto, none, "
+                                            "required or a function object)",
+                                            mode));
+  if (!have_tools) fail_request("tool_choice", "tool_choice: 'required' needs tools");
+  return ToolChoice{ToolChoiceMode::kRequired, ""};
+}
+
+ToolChoice named_tool_choice(const Json& tools, const std::string& name, const std::string& path) {
+  if (!tools.is_null())
+    for (const Json& tool : tools)
+      if (tool["function"]["name"] == name) return {ToolChoiceMode::kNamed, name};
+  fail_request(path, fmt::format("{}: '{}' is not one of the request's tools", path, name));
+}
+
+std::shared_ptr<const Grammar> schema_format_grammar(const Json* schema, const std::string& root) {
+  if (!schema) fail_request(root, root + ": required");
+  if (!schema->is_object() && !schema->is_boolean()) wrong_type(root, "a schema object", *schema);
+  try {
+    return std::make_shared<const Grammar>(json_schema_grammar(*schema));
+  } catch (const SchemaError& e) {
+    const std::string path = e.path().empty() ? root : root + "." + e.path();
+    fail_request(path, fmt::format("{}: {}", path, e.what()));
+  }
 }
 
 }  // namespace minimax::request_fields

@@ -112,4 +112,15 @@ Json template_kwargs(const Fields& f);
 // by the callers.
 GenerationFields parse_generation(const Fields& f);
 
+// `tool_choice` when absent or a string ("auto", "none", "required"), given whether the request
+// has tools; nullopt for an object, whose form differs per API (the caller reads the name and
+// calls named_tool_choice). 400 naming tool_choice for another string, or "required" without
+// tools.
+std::optional<ToolChoice> tool_choice_mode(const Json* choice, bool have_tools);
+// The function `name` (at `path`) among `tools` (the chat form), or 400 naming `path`.
+ToolChoice named_tool_choice(const Json& tools, const std::string& name, const std::string& path);
+// The grammar of a json_schema format's schema (at `root`, e.g. "text.format.schema"): 400 naming
+// `root` when it is missing or not a schema, or the path inside it that cannot be compiled.
+std::shared_ptr<const Grammar> schema_format_grammar(const Json* schema, const std::string& root);
+
 }  // namespace minimax::request_fields

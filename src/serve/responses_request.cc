@@ -15,8 +15,11 @@ namespace {
 using request_fields::bounded_int;
 using request_fields::Fields;
 using request_fields::Json;
+using request_fields::named_tool_choice;
 using request_fields::parse_body;
 using request_fields::parse_json;
+using request_fields::schema_format_grammar;
+using request_fields::tool_choice_mode;
 using request_fields::unsupported;
 using request_fields::wrong_type;
 
@@ -183,30 +186,13 @@ Json convert_function_tools(const Fields& f) {
 
 // tool_choice: "auto" | "none" | "required" | {"type":"function","name"}.
 ToolChoice convert_responses_tool_choice(const Fields& f, const Json& tools) {
-  const bool have_tools = !tools.is_null();
   const Json* choice = f.get("tool_choice");
-  if (!choice) return {have_tools ? ToolChoiceMode::kAuto : ToolChoiceMode::kNone, ""};
-  if (choice->is_string()) {
-    const std::string& mode = choice->get_ref<const std::string&>();
-    if (mode == "none" || (mode == "auto" && !have_tools)) return {ToolChoiceMode::kNone, ""};
-    if (mode == "auto") return {ToolChoiceMode::kAuto, ""};
-    if (mode != "required")
-      fail_request("tool_choice", fmt::format("tool_choice: unknown value '{}' (expected auto, "
-                                              "none, required or a function object)",
-                                              mode));
-    if (!have_tools) fail_request("tool_choice", "tool_choice: 'required' needs tools");
-    return {ToolChoiceMode::kRequired, ""};
-  }
+  if (auto mode = tool_choice_mode(choice, !tools.is_null())) return *mode;
   if (!choice->is_object()) wrong_type("tool_choice", "a string or an object", *choice);
   Fields c(*choice, "tool_choice");
   const std::string type = required_text(c, "type");
   if (type != "function") unsupported("tool_choice.type", fmt::format("tool_choice '{}'", type));
-  const std::string name = required_text(c, "name");
-  if (have_tools)
-    for (const Json& tool : tools)
-      if (tool["function"]["name"] == name) return {ToolChoiceMode::kNamed, name};
-  fail_request("tool_choice.name",
-               fmt::format("tool_choice.name: '{}' is not one of the request's tools", name));
+  return named_tool_choice(tools, required_text(c, "name"), "tool_choice.name");
 }
 
 std::optional<float> sampling_value(const Fields& f, std::string_view key, double lo, double hi,
@@ -237,16 +223,7 @@ std::shared_ptr<const Grammar> text_format_grammar(const Fields& f) {
                                                  type));
   fm.string("name");
   fm.boolean("strict");
-  const std::string root = "text.format.schema";
-  const Json* schema = fm.get("schema");
-  if (!schema) field_required(root);
-  if (!schema->is_object() && !schema->is_boolean()) wrong_type(root, "a schema object", *schema);
-  try {
-    return std::make_shared<const Grammar>(json_schema_grammar(*schema));
-  } catch (const SchemaError& e) {
-    const std::string path = e.path().empty() ? root : root + "." + e.path();
-    fail_request(path, fmt::format("{}: {}", path, e.what()));
-  }
+  return schema_format_grammar(fm.get("schema"), "text.format.schema");
 }
 
 // Fields the server cannot honour are refused rather than dropped.

@@ -1,4 +1,4 @@
-// libFuzzer target for the OpenAI request parsers: any byte string must either parse into a
+// libFuzzer target for the OpenAI request parsers (chat, completions, responses): any byte string must either parse into a
 // request that satisfies the parsers' promises, or throw ApiException with a 4xx status and a
 // message. Crashes, hangs, other exceptions and sanitizer reports are the failures. Build with
 // -DMINIMAX_FUZZ=ON (clang); seed corpus: tests/data/openai_bad/. Without libFuzzer, the same
@@ -11,6 +11,7 @@
 #include "serve/api_error.h"
 #include "serve/openai_request.h"
 #include "serve/openai_response.h"
+#include "serve/responses_request.h"
 
 namespace {
 
@@ -55,6 +56,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         minimax::CompletionRequest r = minimax::parse_completion_request(b);
         check_generation(r.generation);
         if (r.prompt_text.has_value() == !r.prompt_tokens.empty()) std::abort();
+      },
+      body);
+  run(
+      [](std::string_view b) {
+        minimax::ResponsesRequest r = minimax::parse_responses_request(b);
+        check_generation(r.chat.generation);
+        minimax::json_text(r.chat.messages);
+        if (r.chat.tool_choice.mode == minimax::ToolChoiceMode::kNamed && r.chat.tools.is_null())
+          std::abort();
       },
       body);
   return 0;
