@@ -10,12 +10,13 @@
 
 #include "serve/api_error.h"
 #include "serve/openai_request.h"
+#include "serve/responses_request.h"
 
 namespace minimax {
 namespace {
 
 struct BadCase {
-  const char* file;  // tests/data/openai_bad/<file>.json; "chat_*" or "completion_*"
+  const char* file;  // tests/data/openai_bad/<file>.json; "chat_*", "completion_*", "responses_*"
   const char* param;
   const char* message;  // a substring of the error message
 };
@@ -86,6 +87,14 @@ const BadCase kCases[] = {
     {"completion_logprobs_bool", "logprobs", "expected an integer, got boolean"},
     {"completion_logprobs_range", "logprobs", "expected 0..20"},
     {"completion_best_of", "best_of", "not supported"},
+    {"responses_input_number", "input", "expected a string or an array of input items"},
+    {"responses_unknown_item", "input[0].type", "item type 'computer_call' is not supported"},
+    {"responses_function_call_output_no_call_id", "input[0].call_id", "required"},
+    {"responses_tool_choice_unknown_name", "tool_choice.name",
+     "'g' is not one of the request's tools"},
+    {"responses_text_format_bad_schema", "text.format.schema.properties.a.$ref",
+     "'#/nowhere' does not resolve"},
+    {"responses_background", "background", "is not supported"},
 };
 
 std::string read_case(const std::string& name) {
@@ -102,6 +111,8 @@ ApiError rejection(const std::string& name) {
   try {
     if (name.starts_with("chat_")) {
       parse_chat_request(body);
+    } else if (name.starts_with("responses_")) {
+      parse_responses_request(body);
     } else {
       parse_completion_request(body);
     }
