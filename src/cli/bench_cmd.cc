@@ -362,6 +362,8 @@ nlohmann::ordered_json bench_report(const Model& model, const BenchArgs& args,
 }
 
 void run_bench(const BenchArgs& args) {
+  if (!args.sweep.chart.empty() && !args.sweep.sweep && args.sweep.compare.empty())
+    fail("--chart: draws a --sweep or a --compare; give one of them");
   if (!args.sweep.compare.empty()) return run_sweep_compare(args.sweep);
   check_args(args);
   ThreadPool pool(args.threads);

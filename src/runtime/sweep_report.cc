@@ -189,14 +189,27 @@ std::string sweep_compare_text(const SweepRun& a, const SweepRun& b) {
   std::string out =
       fmt::format("{:>8} {:>8} {:>14} {:>14} {:>8}   {:>14} {:>14} {:>8}\n", "context", "streams",
                   "aggregate A", "aggregate B", "B/A", "per stream A", "per stream B", "B/A");
+  int common = 0;
   for (const SweepCell& x : a.cells)
-    for (const SweepCell& y : b.cells)
-      if (x.context == y.context && x.streams == y.streams)
-        out += fmt::format(
-            "{:>8} {:>8} {:>14.2f} {:>14.2f} {:>7.2f}x   {:>14.2f} {:>14.2f} {:>7.2f}x\n",
-            x.context, x.streams, x.aggregate_tok_s, y.aggregate_tok_s,
-            y.aggregate_tok_s / x.aggregate_tok_s, x.decode_tok_s_per_stream,
-            y.decode_tok_s_per_stream, y.decode_tok_s_per_stream / x.decode_tok_s_per_stream);
+    for (const SweepCell& y : b.cells) {
+      if (x.context != y.context || x.streams != y.streams) continue;
+      ++common;
+      out += fmt::format(
+          "{:>8} {:>8} {:>14.2f} {:>14.2f} {:>7.2f}x   {:>14.2f} {:>14.2f} {:>7.2f}x\n", x.context,
+          x.streams, x.aggregate_tok_s, y.aggregate_tok_s, y.aggregate_tok_s / x.aggregate_tok_s,
+          x.decode_tok_s_per_stream, y.decode_tok_s_per_stream,
+          y.decode_tok_s_per_stream / x.decode_tok_s_per_stream);
+    }
+  if (common == 0) {
+    const auto cells_of = [](const SweepRun& run) {
+      std::string list;
+      for (const SweepCell& c : run.cells)
+        list += fmt::format("{}({}, {})", list.empty() ? "" : " ", c.context, c.streams);
+      return list.empty() ? std::string("none") : list;
+    };
+    fail("{} and {} have no cell (context, streams) in common: {} has {}; {} has {}", a.label,
+         b.label, a.label, cells_of(a), b.label, cells_of(b));
+  }
   return fmt::format("A = {}\nB = {}\n", a.label, b.label) + out;
 }
 

@@ -28,6 +28,8 @@ std::vector<SweepCell> parse_sweep_csv(const std::string& text, const std::strin
 // with a row per context and a column per stream count.
 std::string sweep_table_text(const std::vector<SweepCell>& cells);
 // Cells present in both runs side by side: aggregate and per-stream tok/s and their ratio b / a.
+// Error naming both runs and their cells when they have none in common (an empty table would read
+// as a comparison that found nothing).
 std::string sweep_compare_text(const SweepRun& a, const SweepRun& b);
 
 // Two panels (per-stream and aggregate decode tok/s against streams, log2 x); a colour per

@@ -159,6 +159,31 @@ PY
   if "$bin" bench --model "$model" --sweep-streams 2 2>/dev/null; then
     fail "$arch: --sweep-streams without --sweep ran"
   fi
+  # Runs with no cell in common are an error naming them, not an empty table; --chart needs a
+  # --sweep or a --compare.
+  python3 - "$work/$arch.sweep.csv" "$work/$arch.other.csv" <<'PY'
+import sys
+lines = open(sys.argv[1]).read().splitlines()
+header = next(i for i, l in enumerate(lines) if not l.startswith("#"))
+column = lines[header].split(",").index("context")
+out = lines[:header + 1]
+for line in lines[header + 1:]:
+    fields = line.split(",")
+    fields[column] = str(int(fields[column]) + 1000)
+    out.append(",".join(fields))
+open(sys.argv[2], "w").write("\n".join(out) + "\n")
+PY
+  if "$bin" bench --compare "$work/$arch.sweep.csv" "$work/$arch.other.csv" >/dev/null \
+    2>"$work/$arch.disjoint.err"; then
+    fail "$arch: --compare of runs with no cell in common succeeded"
+  fi
+  grep -q "have no cell (context, streams) in common" "$work/$arch.disjoint.err" ||
+    fail "$arch: disjoint compare: $(cat "$work/$arch.disjoint.err")"
+  if "$bin" bench --model "$model" --chart "$work/x.svg" >/dev/null 2>"$work/$arch.chart.err"; then
+    fail "$arch: --chart without --sweep ran"
+  fi
+  grep -q -- "--chart: draws a --sweep or a --compare" "$work/$arch.chart.err" ||
+    fail "$arch: --chart alone: $(cat "$work/$arch.chart.err")"
 done
 
 # chat separates reasoning from the answer (the server's parser): the trained bundled model reasons

@@ -103,6 +103,22 @@ TEST(SweepReport, CsvReadsBackWhatItWrote) {
   EXPECT_TRUE(std::isnan(back[2].ratio_to_one_stream));  // no 1-stream cell at 512
 }
 
+TEST(SweepReport, ComparingRunsWithNoCellInCommonIsAnError) {
+  const std::vector<SweepCell> cells = sample_cells();
+  std::vector<SweepCell> other = cells;
+  for (SweepCell& c : other) c.context += 1000;
+  const std::string same = sweep_compare_text({"a", cells}, {"b", cells});
+  EXPECT_NE(same.find(" 1.00x"), std::string::npos) << same;
+  try {
+    sweep_compare_text({"a", cells}, {"b", other});
+    ADD_FAILURE() << "runs with no cell in common compared";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind("a and b have no cell (context, streams) in common: a has (", 0), 0u)
+        << message;
+  }
+}
+
 TEST(SweepReport, BadCsvNamesFileLineAndColumn) {
   const auto error_of = [](const std::string& text) {
     try {
