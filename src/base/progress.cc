@@ -2,6 +2,7 @@
 #include "base/progress.h"
 
 #include <fmt/format.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -62,6 +63,19 @@ std::string Progress::amount(double value) const {
   return unit_.empty() ? format_bytes(value) : fmt::format("{:.0f} {}", value, unit_);
 }
 
+std::string progress_line(double frac, const std::string& text, int columns) {
+  if (columns <= 0) columns = 80;
+  const int room = columns - 1;
+  const int text_width = static_cast<int>(text.size());
+  // "[" + bar + "] " + text
+  const int width = std::clamp(room - 3 - text_width, 10, 30);
+  const int filled = static_cast<int>(std::clamp(frac, 0.0, 1.0) * width);
+  std::string line =
+      "[" + std::string(filled, '#') + std::string(width - filled, '.') + "] " + text;
+  if (static_cast<int>(line.size()) > room) line.resize(std::max(room, 0));
+  return line;
+}
+
 void Progress::draw(bool final) {
   drawn_ = true;
   double secs = seconds_since(start_);
@@ -72,10 +86,10 @@ void Progress::draw(bool final) {
   std::string text = fmt::format("{} {:5.1f}% {} / {} at {}/s, ETA {:.0f} s", label_, 100.0 * frac,
                                  amount(done_), amount(total_), amount(rate), eta);
   if (tty_) {
-    int width = 30, filled = static_cast<int>(frac * width);
-    std::string bar(filled, '#');
-    bar.resize(width, '.');
-    std::fprintf(stderr, "\r[%s] %s\033[K%s", bar.c_str(), text.c_str(), final ? "\n" : "");
+    winsize size{};
+    const int columns = ::ioctl(STDERR_FILENO, TIOCGWINSZ, &size) == 0 ? size.ws_col : 0;
+    std::fprintf(stderr, "\r%s\033[K%s", progress_line(frac, text, columns).c_str(),
+                 final ? "\n" : "");
   } else {
     // Not a terminal: a log file, so a log line (a timestamp, and JSON under --log-format json).
     log_info("{}", text);

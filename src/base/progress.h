@@ -38,4 +38,9 @@ class Progress {
 // "1.50 GiB", "12.0 MiB", "512 B".
 std::string format_bytes(double bytes);
 
+// The terminal line "[####....] text" for `frac` done, in at most `columns` - 1 characters (a
+// line as wide as the terminal wraps on some terminals, and every redraw then prints a new line):
+// the bar shrinks from 30 to 10 cells first, then the text is cut. columns <= 0: unknown (80).
+std::string progress_line(double frac, const std::string& text, int columns);
+
 }  // namespace minimax
