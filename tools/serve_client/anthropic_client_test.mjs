@@ -7,20 +7,12 @@
 //   node anthropic_client_test.mjs --url http://127.0.0.1:PORT --key KEY --model NAME [--trained]
 //   (--trained: the bundled models/minimax-m3-tiny, whose answers are checked too)
 import Anthropic from "@anthropic-ai/sdk";
+import { args, check, finish, setCheckPrefix } from "./test_support.mjs";
 
-const args = Object.fromEntries(
-  process.argv.slice(2).reduce((pairs, a, i, all) => {
-    if (a.startsWith("--")) pairs.push([a.slice(2), all[i + 1]?.startsWith("--") ? true : all[i + 1] ?? true]);
-    return pairs;
-  }, []));
+setCheckPrefix("anthropic: ");
+
 const client = new Anthropic({ baseURL: args.url, apiKey: args.key, maxRetries: 0 });
 const model = args.model;
-let failures = 0;
-
-function check(ok, what, detail = "") {
-  console.log(`${ok ? "ok  " : "FAIL"} anthropic: ${what}${ok ? "" : "  " + detail}`);
-  if (!ok) failures++;
-}
 
 // The content with what is random per reply blanked: signatures and tool-use ids.
 const unsigned = (content) => content.map((b) => (b.type === "thinking" ? { ...b, signature: "" }
@@ -185,5 +177,4 @@ if (args.trained) {
         "trained: the final answer uses the tool result", JSON.stringify(answer.content));
 }
 
-console.log(failures === 0 ? "all anthropic client checks passed" : `${failures} anthropic client check(s) failed`);
-process.exit(failures === 0 ? 0 : 1);
+finish("all anthropic client checks passed", (n) => `${n} anthropic client check(s) failed`);

@@ -7,21 +7,11 @@
 //   node client_test.mjs --url http://127.0.0.1:PORT --key KEY --model NAME --markers m3|m2
 //                        [--trained]   (also check the answers of the bundled trained model)
 import OpenAI from "openai";
+import { args, check, finish } from "./test_support.mjs";
 
-const args = Object.fromEntries(
-  process.argv.slice(2).reduce((pairs, a, i, all) => {
-    if (a.startsWith("--")) pairs.push([a.slice(2), all[i + 1]?.startsWith("--") ? true : all[i + 1] ?? true]);
-    return pairs;
-  }, []));
 const client = new OpenAI({ baseURL: `${args.url}/v1`, apiKey: args.key, maxRetries: 0 });
 const model = args.model;
 const [open, close] = args.markers === "m2" ? ["<think>", "</think>"] : ["<mm:think>", "</mm:think>"];
-let failures = 0;
-
-function check(ok, what, detail = "") {
-  console.log(`${ok ? "ok  " : "FAIL"} ${what}${ok ? "" : "  " + detail}`);
-  if (!ok) failures++;
-}
 
 async function streamChat(body) {
   const stream = await client.chat.completions.create({ ...body, stream: true, stream_options: { include_usage: true } });
@@ -309,5 +299,4 @@ try { await client.chat.completions.create({ ...greedy, temperature: 9, messages
       check(false, "temperature 9 is refused"); }
 catch (e) { check(e.status === 400 && String(e.error?.param ?? e.param) === "temperature", "temperature 9 → 400 param temperature", `${e.status} ${JSON.stringify(e.error)}`); }
 
-console.log(failures === 0 ? "all client checks passed" : `${failures} client check(s) failed`);
-process.exit(failures === 0 ? 0 : 1);
+finish("all client checks passed", (n) => `${n} client check(s) failed`);

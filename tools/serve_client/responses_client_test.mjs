@@ -8,20 +8,12 @@
 //   node responses_client_test.mjs --url http://127.0.0.1:PORT --key KEY --model NAME
 //                                  [--trained]   (also check the answers of the bundled model)
 import OpenAI from "openai";
+import { args, check, finish, setCheckPrefix } from "./test_support.mjs";
 
-const args = Object.fromEntries(
-  process.argv.slice(2).reduce((pairs, a, i, all) => {
-    if (a.startsWith("--")) pairs.push([a.slice(2), all[i + 1]?.startsWith("--") ? true : all[i + 1] ?? true]);
-    return pairs;
-  }, []));
+setCheckPrefix("responses: ");
+
 const client = new OpenAI({ baseURL: `${args.url}/v1`, apiKey: args.key, maxRetries: 0 });
 const model = args.model;
-let failures = 0;
-
-function check(ok, what, detail = "") {
-  console.log(`${ok ? "ok  " : "FAIL"} responses: ${what}${ok ? "" : "  " + detail}`);
-  if (!ok) failures++;
-}
 
 // The items without their random ids and what the client's stream helper adds (parsed,
 // parsed_arguments), to compare two runs.
@@ -159,5 +151,4 @@ if (args.trained) {
   }
 }
 
-console.log(failures === 0 ? "responses client: all passed" : `responses client: ${failures} failed`);
-process.exit(failures === 0 ? 0 : 1);
+finish("responses client: all passed", (n) => `responses client: ${n} failed`);
