@@ -29,14 +29,15 @@ KvMemoryPlan plan_kv_memory(const KvMemoryInputs& in, std::string_view flag) {
         flag, gib(in.host_bytes), "MemTotal or the cgroup limit", gib(in.weights_bytes),
         gib(in.reserve_bytes), flag);
   KvMemoryPlan plan;
-  plan.share = static_cast<int64_t>(in.utilization * double(left)) / std::max(in.ranks_on_host, 1);
+  const int64_t share =
+      static_cast<int64_t>(in.utilization * double(left)) / std::max(in.ranks_on_host, 1);
   const int64_t cap =
       in.bytes_per_token > 0 && in.tokens_wanted > 0 &&
               in.tokens_wanted < std::numeric_limits<int64_t>::max() / in.bytes_per_token
           ? in.tokens_wanted * in.bytes_per_token
           : std::numeric_limits<int64_t>::max();
-  plan.capped = cap < plan.share;
-  plan.bytes = std::min(plan.share, cap);
+  plan.capped = cap < share;
+  plan.bytes = std::min(share, cap);
   plan.summary = fmt::format(
       "KV cache {} ({} tokens at {} bytes each): {} × (memory {} − weights {} − reserve {}){}{}",
       gib(plan.bytes), in.bytes_per_token > 0 ? plan.bytes / in.bytes_per_token : 0,

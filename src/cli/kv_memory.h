@@ -21,9 +21,8 @@ struct KvMemoryInputs {
 };
 
 struct KvMemoryPlan {
-  int64_t bytes = 0;    // the pool
-  int64_t share = 0;    // u × (host − weights − reserve) / ranks, before the cap
-  bool capped = false;  // the share was above what the requests could fill
+  int64_t bytes = 0;    // the pool: u × (host − weights − reserve) / ranks, at most the cap
+  bool capped = false;  // that share was above what the requests could fill
   std::string summary;  // one line for the log, every number named
 };
 
