@@ -85,7 +85,7 @@ CpuEnvironment cpu_environment() {
 }
 
 CpuKernelConfig cpu_kernel_config(const std::string& activations_flag, bool batch_invariant,
-                                  const CpuEnvironment& environment) {
+                                  const CpuEnvironment& environment, const char* invariance_flag) {
   CpuKernelConfig config;
   if (environment.isa != nullptr && *environment.isa != '\0') {
     config.isa = parse_cpu_isa(environment.isa, "MINIMAX_CPU_ISA");
@@ -106,7 +106,7 @@ CpuKernelConfig cpu_kernel_config(const std::string& activations_flag, bool batc
     fail(
         "{}: activations {} change precision with the number of tokens in a call and cannot be "
         "batch-invariant; use f32, bf16x2 or bf16",
-        batch_invariant ? "--batch-invariant" : "MINIMAX_CPU_BATCH_INVARIANT",
+        batch_invariant ? invariance_flag : "MINIMAX_CPU_BATCH_INVARIANT",
         activation_precision_name(config.activations));
   return config;
 }

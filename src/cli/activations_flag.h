@@ -59,7 +59,10 @@ CpuEnvironment cpu_environment();
 // batch invariance when --batch-invariant (`batch_invariant`) or MINIMAX_CPU_BATCH_INVARIANT=1
 // asks for it (Error for values other than 0 and 1, and with a *-batches precision, naming the
 // flag or the variable). Every command that runs the model calls it, on every rank.
+// `invariance_flag` names what asked for invariance in that error (--speculative-config turns
+// it on too).
 CpuKernelConfig cpu_kernel_config(const std::string& activations_flag, bool batch_invariant = false,
-                                  const CpuEnvironment& environment = cpu_environment());
+                                  const CpuEnvironment& environment = cpu_environment(),
+                                  const char* invariance_flag = "--batch-invariant");
 
 }  // namespace minimax::cli

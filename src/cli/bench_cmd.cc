@@ -20,12 +20,14 @@
 #include "cli/activations_flag.h"
 #include "cli/bench_depth.h"
 #include "cli/bench_memory.h"
+#include "cli/bench_replay.h"
 #include "cli/bench_sweep.h"
 #include "cli/commands.h"
 #include "cli/kv_cache_flag.h"
 #include "cli/model_flag.h"
 #include "cli/model_path_check.h"
 #include "cli/parallel_flags.h"
+#include "cli/speculative_flag.h"
 #include "cli/threads_flag.h"
 #include "kernels/backend.h"
 #include "kernels/cpu/cpu_features.h"
@@ -37,6 +39,7 @@
 #include "runtime/model_session.h"
 #include "runtime/prefill_flops.h"
 #include "runtime/sampler.h"
+#include "runtime/text_model.h"
 
 namespace minimax::cli {
 namespace {
@@ -52,7 +55,9 @@ struct BenchArgs {
   ParallelRequest parallel;
   std::string kv_cache_dtype = "auto", activations;
   bool batch_invariant = false;
-  std::vector<int64_t> depths;  // --depth: decode speed after this many tokens of context
+  std::string speculative_config, replay;  // --replay: cli/bench_replay.h
+  std::vector<int64_t> depths;  // --depth: decode speed after this many tokens of context  //
+                                // --depth: decode speed after this many tokens of context
   std::string depth_fill = "tile";
   bool quiet = false;
   SweepArgs sweep;
@@ -232,7 +237,10 @@ void check_args(const BenchArgs& args) {
 
 ModelOptions bench_model_options(const BenchArgs& args, ThreadPool& pool) {
   ModelOptions options;
-  options.cpu = cpu_kernel_config(args.activations, args.batch_invariant);
+  const bool speculating = !args.speculative_config.empty();
+  options.cpu =
+      cpu_kernel_config(args.activations, args.batch_invariant || speculating, cpu_environment(),
+                        args.batch_invariant ? "--batch-invariant" : "--speculative-config");
   options.backend = parse_backend_kind(args.backend, "--backend");
   options.moe_path = parse_moe_path(args.moe_path, "--moe-path");
   options.pool = &pool;
@@ -366,8 +374,27 @@ void run_bench(const BenchArgs& args) {
     fail("--chart: draws a --sweep or a --compare; give one of them");
   if (!args.sweep.compare.empty()) return run_sweep_compare(args.sweep);
   check_args(args);
+  const std::optional<SpeculativeConfig> spec = speculative_config_of(args.speculative_config);
+  if (spec && args.replay.empty())
+    fail(
+        "--speculative-config: bench measures speculation on recorded text; give --replay "
+        "FILE.jsonl (scripts/make_replays.py writes them)");
+  if (!spec && !args.replay.empty())
+    fail("--replay: give --speculative-config JSON too (what to measure against the plain run)");
   ThreadPool pool(args.threads);
   const ModelOptions options = bench_model_options(args, pool);
+  if (spec) {
+    const std::vector<ReplayCase> cases = read_replay_file(args.replay);  // before the load
+    auto text_model = TextModel::load(args.model, options, ranks());
+    if (follow_rank0(text_model->model())) return;
+    const nlohmann::ordered_json report = run_replay(
+        *text_model, cases, {*spec, args.repeat, kv_cache_dtype(args.kv_cache_dtype), args.quiet});
+    if (args.json)
+      std::printf("%s\n", report.dump(2).c_str());
+    else
+      print_replay(report);
+    return;
+  }
   auto model = Model::load(args.model, options, ranks());
   if (follow_rank0(*model)) return;  // the timings and the report are rank 0's
   if (args.sweep.sweep)
@@ -426,6 +453,11 @@ void register_bench(CLI::App& app) {
   add_kv_cache_dtype_flag(cmd, args->kv_cache_dtype);
   add_activations_flag(cmd, args->activations);
   add_batch_invariant_flag(cmd, args->batch_invariant);
+  add_speculative_config_flag(cmd, args->speculative_config);
+  cmd->add_option("--replay", args->replay,
+                  "Speculative decoding on recorded text: JSONL lines {\"prompt\": ..., "
+                  "\"output\": ...} decoded as forced tokens with and without "
+                  "--speculative-config, alternating");
   cmd->add_option("--depth", args->depths,
                   "Also time --gen-tokens decode steps after this many tokens of context "
                   "(repeatable, e.g. --depth 2048 --depth 32768)")

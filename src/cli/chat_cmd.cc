@@ -17,8 +17,10 @@
 #include "cli/model_flag.h"
 #include "cli/model_path_check.h"
 #include "cli/parallel_flags.h"
+#include "cli/speculative_flag.h"
 #include "cli/threads_flag.h"
 #include "runtime/model_session.h"
+#include "runtime/spec/model_step_cost.h"
 #include "runtime/text_model.h"
 #include "serve/parse_pipeline.h"
 
@@ -35,7 +37,7 @@ struct ChatArgs {
   bool plain = false, quiet = false;
   SamplingOverrides sampling;
   ParallelRequest parallel;
-  std::string kv_cache_dtype = "auto", activations;
+  std::string kv_cache_dtype = "auto", activations, speculative_config;
   bool batch_invariant = false;
 };
 
@@ -77,8 +79,11 @@ class TurnPrinter {
 };
 
 void run_chat(const ChatArgs& args) {
+  const std::optional<SpeculativeConfig> spec = speculative_config_of(args.speculative_config);
   ModelOptions options;
-  options.cpu = cpu_kernel_config(args.activations, args.batch_invariant);
+  options.cpu = cpu_kernel_config(
+      args.activations, args.batch_invariant || spec.has_value(), cpu_environment(),
+      args.batch_invariant ? "--batch-invariant" : "--speculative-config");
   options.moe_path = parse_moe_path(args.moe_path, "--moe-path");
   options.threads = args.threads;
   options.parallel = args.parallel;
@@ -102,6 +107,7 @@ void run_chat(const ChatArgs& args) {
   ModelSession session(model->model(), args.context, kDefaultPrefillChunk,
                        kv_cache_dtype(args.kv_cache_dtype));
   Generator generator(session, model->tokenizer());
+  if (spec) generator.enable_speculation(*spec, step_cost_model_for(model->model()));
   nlohmann::ordered_json messages = nlohmann::ordered_json::array();
   const auto reset = [&] {
     messages = nlohmann::ordered_json::array();
@@ -192,6 +198,7 @@ void register_chat(CLI::App& app) {
   add_kv_cache_dtype_flag(cmd, args->kv_cache_dtype);
   add_activations_flag(cmd, args->activations);
   add_batch_invariant_flag(cmd, args->batch_invariant);
+  add_speculative_config_flag(cmd, args->speculative_config);
   cmd->add_option("--moe-path", args->moe_path, "MoE path: fast, or dequant (experts as bf16)")
       ->check(CLI::IsMember({"fast", "dequant"}));
   cmd->add_flag("--plain", args->plain, "Label reasoning with text even on a terminal");

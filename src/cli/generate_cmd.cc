@@ -8,14 +8,17 @@
 #include <random>
 
 #include "base/error.h"
+#include "base/log.h"
 #include "cli/activations_flag.h"
 #include "cli/commands.h"
 #include "cli/kv_cache_flag.h"
 #include "cli/model_flag.h"
 #include "cli/model_path_check.h"
 #include "cli/parallel_flags.h"
+#include "cli/speculative_flag.h"
 #include "cli/threads_flag.h"
 #include "runtime/model_session.h"
+#include "runtime/spec/model_step_cost.h"
 #include "runtime/text_model.h"
 
 namespace minimax::cli {
@@ -29,7 +32,7 @@ struct GenerateArgs {
   std::vector<std::string> stop;
   SamplingOverrides sampling;
   ParallelRequest parallel;
-  std::string kv_cache_dtype = "auto", activations;
+  std::string kv_cache_dtype = "auto", activations, speculative_config;
   bool batch_invariant = false;
 };
 
@@ -47,11 +50,22 @@ void print_stats(const GenerationResult& r) {
                static_cast<long long>(s.generated_tokens), s.decode_seconds,
                s.decode_steps > 0 && s.decode_seconds > 0 ? s.decode_steps / s.decode_seconds : 0.0,
                reason.c_str());
+  if (s.spec_drafts > 0 || s.spec_draft_tokens > 0)
+    std::fprintf(
+        stderr,
+        "[speculative: %lld verify steps with drafts, %lld of %lld draft tokens accepted, "
+        "%.2f tokens per forward pass]\n",
+        static_cast<long long>(s.spec_drafts), static_cast<long long>(s.spec_accepted_tokens),
+        static_cast<long long>(s.spec_draft_tokens),
+        s.decode_steps > 0 ? static_cast<double>(s.generated_tokens - 1) / s.decode_steps : 0.0);
 }
 
 void run_generate(const GenerateArgs& args) {
+  const std::optional<SpeculativeConfig> spec = speculative_config_of(args.speculative_config);
   ModelOptions options;
-  options.cpu = cpu_kernel_config(args.activations, args.batch_invariant);
+  options.cpu = cpu_kernel_config(
+      args.activations, args.batch_invariant || spec.has_value(), cpu_environment(),
+      args.batch_invariant ? "--batch-invariant" : "--speculative-config");
   options.backend = parse_backend_kind(args.backend, "--backend");
   options.moe_path = parse_moe_path(args.moe_path, "--moe-path");
   options.threads = args.threads;
@@ -88,6 +102,10 @@ void run_generate(const GenerateArgs& args) {
   ModelSession session(model->model(), context, kDefaultPrefillChunk,
                        kv_cache_dtype(args.kv_cache_dtype));
   Generator generator(session, model->tokenizer());
+  if (spec) {
+    generator.enable_speculation(*spec, step_cost_model_for(model->model()));
+    if (!args.quiet) log_info("generate: speculative decoding: {}", describe_speculation(*spec));
+  }
   const GenerationResult result =
       generator.generate(prompt, sampling, stop, [](const GenerationEvent& event) {
         std::fwrite(event.text.data(), 1, event.text.size(), stdout);
@@ -135,6 +153,7 @@ void register_generate(CLI::App& app) {
   add_kv_cache_dtype_flag(cmd, args->kv_cache_dtype);
   add_activations_flag(cmd, args->activations);
   add_batch_invariant_flag(cmd, args->batch_invariant);
+  add_speculative_config_flag(cmd, args->speculative_config);
   cmd->add_option("--moe-path", args->moe_path, "MoE path: fast, or dequant (experts as bf16)")
       ->check(CLI::IsMember({"fast", "dequant"}));
   cmd->add_option("--backend", args->backend, "Kernels: cpu or reference")

@@ -27,6 +27,7 @@
 #include "cli/model_path_check.h"
 #include "cli/parallel_flags.h"
 #include "cli/recipe_config.h"
+#include "cli/speculative_flag.h"
 #include "cli/threads_flag.h"
 #include "cli/vllm_flags.h"
 #include "model/kv_cache.h"
@@ -55,7 +56,7 @@ struct ServeArgs {
   bool no_prefix_caching = false, quiet = false;
   bool dry_run = false;
   ParallelRequest parallel;
-  std::string kv_cache_dtype = "auto", activations;
+  std::string kv_cache_dtype = "auto", activations, speculative_config;
   std::string allowed_origins, allowed_methods = "*", allowed_headers = "*";  // serve/cors.h
   bool batch_invariant = false;
   double memory_utilization = 0.9;
@@ -240,6 +241,7 @@ void run_serve(const ServeArgs& args) {
   for (const auto& [name, flag] : {std::pair{args.reasoning_parser, "--reasoning-parser"},
                                    std::pair{args.tool_call_parser, "--tool-call-parser"}})
     if (name != "auto" && name != "none") parse_parser_format(name, flag);
+  const std::optional<SpeculativeConfig> spec = speculative_config_of(args.speculative_config);
   const bool auto_kv_memory = args.kv_cache_memory == "auto";
   const int64_t kv_cache_bytes =
       auto_kv_memory ? 0 : parse_size(args.kv_cache_memory, "--kv-cache-memory");
@@ -272,7 +274,9 @@ void run_serve(const ServeArgs& args) {
   }
 
   ModelOptions model_options;
-  model_options.cpu = cpu_kernel_config(args.activations, args.batch_invariant);
+  model_options.cpu = cpu_kernel_config(
+      args.activations, args.batch_invariant || spec.has_value(), cpu_environment(),
+      args.batch_invariant ? "--batch-invariant" : "--speculative-config");
   model_options.backend = parse_backend_kind(args.backend, "--backend");
   model_options.moe_path = parse_moe_path(args.moe_path, "--moe-path");
   model_options.threads = args.threads;
@@ -319,6 +323,8 @@ void run_serve(const ServeArgs& args) {
   engine_options.max_model_len_name = "--max-model-len";
   engine_options.allow_long_context = args.allow_long_context;
   engine_options.allow_long_context_name = "--allow-long-max-model-len";
+  engine_options.speculative = spec;
+  if (spec) log_info("serve: speculative decoding: {}", describe_speculation(*spec));
   engine = std::make_unique<Engine>(model->model(), model->tokenizer(), engine_options);
   routes = std::make_unique<OpenAiService>(*model, *engine, service);
   late_routes.set(*routes);
@@ -398,9 +404,10 @@ void register_serve(CLI::App& app) {
                   "Jinja chat template file replacing the checkpoint's");
   cmd->add_option("--request-timeout", args->request_timeout,
                   "Seconds a request may take before it fails with 408 (0 = none; default 600)");
-  cmd->add_option("--grammar-mask-budget-ms", args->grammar_mask_budget_ms,
-                  "Milliseconds of CPU one constrained request's token mask may take in a step before "
-                  "that request ends with an error (0 = no limit; default 20)")
+  cmd->add_option(
+         "--grammar-mask-budget-ms", args->grammar_mask_budget_ms,
+         "Milliseconds of CPU one constrained request's token mask may take in a step before "
+         "that request ends with an error (0 = no limit; default 20)")
       ->check(CLI::NonNegativeNumber);
   cmd->add_option("--shutdown-timeout", args->shutdown_timeout,
                   "Seconds open requests may take after SIGTERM/SIGINT before their connections "
@@ -410,6 +417,7 @@ void register_serve(CLI::App& app) {
   add_kv_cache_dtype_flag(cmd, args->kv_cache_dtype);
   add_activations_flag(cmd, args->activations);
   add_batch_invariant_flag(cmd, args->batch_invariant);
+  add_speculative_config_flag(cmd, args->speculative_config);
   cmd->add_option("--http-threads", args->http_threads,
                   "Requests handled at once (default 64); open connections are not limited by it");
   cmd->add_option("--allowed-origins", args->allowed_origins,

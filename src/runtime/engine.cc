@@ -5,6 +5,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "runtime/engine_impl.h"
+#include "runtime/spec/model_step_cost.h"
 
 namespace minimax {
 namespace {
@@ -154,6 +155,12 @@ Engine::Impl::Impl(Model& model_, const BpeTokenizer& tokenizer_, EngineOptions 
       scheduler(blocks, options.max_num_seqs, options.max_batched_tokens),
       signal(std::make_shared<EngineSignal>()) {
   metrics.set_kv_blocks(0, blocks.num_blocks());
+  if (options.speculative) {
+    step_cost = std::make_unique<StepCostModel>(step_cost_model_for(model));
+    if (options.speculative->method == DraftMethod::kSuffix)
+      recent_outputs =
+          std::make_shared<RecentOutputs>(options.speculative->suffix_max_cached_requests);
+  }
 }
 
 std::shared_ptr<const TokenTrie> Engine::Impl::token_trie() {
@@ -268,6 +275,10 @@ std::shared_ptr<RequestStream> Engine::submit(EngineRequest request) {
   auto r = std::make_unique<ActiveRequest>(std::move(request), *impl_->kv_pool, impl_->tokenizer,
                                            std::move(vocab));
   r->arrival = arrival;
+  if (impl_->options.speculative) {
+    r->drafter = std::make_unique<Drafter>(*impl_->options.speculative, impl_->recent_outputs);
+    r->draft_policy = std::make_unique<DraftPolicy>(*impl_->options.speculative);
+  }
   if (r->grammar) warm_first_mask(*r->grammar, impl_->options.grammar_mask_budget_ms);
   if (r->request.timeout_seconds > 0)
     r->deadline = arrival + std::chrono::duration_cast<EngineClock::duration>(

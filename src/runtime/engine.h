@@ -20,6 +20,7 @@
 #include "runtime/request_stream.h"
 #include "runtime/sampler.h"
 #include "runtime/serve_metrics.h"
+#include "runtime/spec/speculative_config.h"
 #include "text/bpe_tokenizer.h"
 #include "text/grammar/grammar.h"
 
@@ -35,10 +36,10 @@ struct EngineOptions {
   KvDtype kv_cache_dtype = KvDtype::kF32;  // element type of the pool (the CLI's auto too)
   int64_t max_waiting = 64;                // queue bound: submit throws EngineBusy beyond it
   bool prefix_caching = true;
-  // CPU time of the engine thread one request's token mask may take in one step (text/grammar/grammar_matcher.h):
-  // past it that request ends with an error at the step's boundary and the others go on. The
-  // first mask is computed in submit(), off the loop, with kFirstMaskBudgetFactor times as much;
-  // a grammar past that is refused there. 0 = no limit.
+  // CPU time of the engine thread one request's token mask may take in one step
+  // (text/grammar/grammar_matcher.h): past it that request ends with an error at the step's
+  // boundary and the others go on. The first mask is computed in submit(), off the loop, with
+  // kFirstMaskBudgetFactor times as much; a grammar past that is refused there. 0 = no limit.
   double grammar_mask_budget_ms = 20;
   static constexpr double kFirstMaskBudgetFactor = 5;
   std::string model_name;  // metrics label
@@ -50,6 +51,10 @@ struct EngineOptions {
   // (serve's --allow-long-max-model-len, named in the error).
   bool allow_long_context = false;
   std::string allow_long_context_name = "allow_long_context";
+  // Draft-free speculative decoding (runtime/spec/): a decoding sequence carries draft tokens
+  // from its context into a step and keeps the prefix the sampler confirms. Lossless only with
+  // batch-invariant kernels, which the front ends turn on with it.
+  std::optional<SpeculativeConfig> speculative;
 };
 
 // Grammar-constrained decoding (tool_choice required / named, response_format): once `trigger`

@@ -16,6 +16,8 @@
 #include "runtime/block_manager.h"
 #include "runtime/engine.h"
 #include "runtime/scheduler.h"
+#include "runtime/spec/draft_policy.h"
+#include "runtime/spec/drafter.h"
 #include "runtime/stop_strings.h"
 #include "text/detokenizer.h"
 #include "text/grammar/grammar_matcher.h"
@@ -49,6 +51,10 @@ struct ActiveRequest : SchedSequence {
   std::vector<std::optional<PromptLogprob>> prompt_logprobs;
   bool prompt_logprobs_sent = false;
   bool prefix_counted = false;  // prefix-cache query counted in the metrics
+  // Speculative decoding (EngineOptions::speculative): the request's drafter and acceptance.
+  std::unique_ptr<Drafter> drafter;
+  std::unique_ptr<DraftPolicy> draft_policy;
+  int64_t shadow_seen = 0;  // tokens already given to draft_policy's unverified proposal
   EngineClock::time_point arrival, last_token;
   std::optional<EngineClock::time_point> deadline;
   bool done = false;
@@ -82,6 +88,10 @@ struct Engine::Impl {
   // Runs one step; false when nothing was scheduled.
   bool step();
   void record_prompt_logprobs(ActiveRequest& r, int64_t position, std::span<const float> logits);
+  // Speculative decoding: gives each decoding sequence the draft worth verifying in this step
+  // (SchedSequence::draft), and after the forward emits the tokens of a chunk that carried one.
+  void propose_drafts();
+  void emit_verified(ActiveRequest& r, const ScheduledChunk& chunk, std::span<float> rows);
 
   // engine_token.cc
   // Samples the next token of `r` (within its grammar's mask when constrained) from its logits row
@@ -115,6 +125,8 @@ struct Engine::Impl {
   std::vector<std::unique_ptr<ActiveRequest>> active;  // loop thread only
   int64_t next_id = 0;
   int64_t steps_run = 0;  // steps that ran a forward pass (TokenOutput::step)
+  std::shared_ptr<RecentOutputs> recent_outputs;  // suffix decoding's server-wide cache
+  std::unique_ptr<StepCostModel> step_cost;       // set with options.speculative
   std::thread thread;
   std::once_flag trie_once;
   std::shared_ptr<const TokenTrie> trie;

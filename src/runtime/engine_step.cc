@@ -51,6 +51,7 @@ void Engine::Impl::record_prompt_logprobs(ActiveRequest& r, int64_t position,
 }
 
 bool Engine::Impl::step() {
+  if (options.speculative) propose_drafts();
   const SchedulerStep plan = scheduler.schedule();
   if (!plan.preempted.empty()) metrics.add_preemptions(static_cast<int64_t>(plan.preempted.size()));
   for (SchedSequence* seq : plan.admitted) {
@@ -65,6 +66,7 @@ bool Engine::Impl::step() {
 
   std::vector<BatchSequence> batch(plan.chunks.size());
   std::vector<std::vector<int32_t>> positions(plan.chunks.size());
+  std::vector<std::vector<int32_t>> with_draft(plan.chunks.size());  // token + draft tokens
   for (size_t i = 0; i < plan.chunks.size(); ++i) {
     const ScheduledChunk& chunk = plan.chunks[i];
     ActiveRequest& r = as_request(chunk.seq);
@@ -76,14 +78,23 @@ bool Engine::Impl::step() {
     // Row t of a chunk predicts position begin + t + 1: all rows are wanted while they reach
     // prompt positions whose logprobs are still missing.
     const bool all_rows = r.wants_prompt_logprobs() && chunk.begin + 1 < r.prompt_len;
-    batch[i] = BatchSequence{std::span<const int32_t>(r.tokens).subspan(chunk.begin, chunk.count),
-                             positions[i], &r.cache,
-                             all_rows ? LogitsFor::kAllTokens : LogitsFor::kLastToken};
+    std::span<const int32_t> tokens =
+        std::span<const int32_t>(r.tokens).subspan(chunk.begin, chunk.count - chunk.draft);
+    if (chunk.draft > 0) {  // a verify: every position's logits are sampled
+      with_draft[i].assign(tokens.begin(), tokens.end());
+      with_draft[i].insert(with_draft[i].end(), r.draft.begin(), r.draft.end());
+      tokens = with_draft[i];
+    }
+    batch[i] =
+        BatchSequence{tokens, positions[i], &r.cache,
+                      all_rows || chunk.draft > 0 ? LogitsFor::kAllTokens : LogitsFor::kLastToken};
   }
 
   std::vector<float> logits;
   try {
+    const EngineClock::time_point started = EngineClock::now();
     logits = model.forward_batch(batch);
+    if (step_cost) step_cost->record(plan.num_tokens, seconds_between(started, EngineClock::now()));
   } catch (const Error& e) {
     for (const ScheduledChunk& chunk : plan.chunks) {
       EngineEvent event;
@@ -111,7 +122,9 @@ bool Engine::Impl::step() {
                 r, predicted, std::span<const float>(logits.data() + (row + t) * vocab, vocab));
         }
       }
-      if (chunk.samples()) {
+      if (chunk.draft > 0) {
+        emit_verified(r, chunk, std::span<float>(logits.data() + row * vocab, rows * vocab));
+      } else if (chunk.samples()) {
         EngineEvent event;
         emit_token(r, std::span<float>(logits.data() + (row + rows - 1) * vocab, vocab), event);
       }
@@ -124,6 +137,54 @@ bool Engine::Impl::step() {
   }
   erase_done();
   return true;
+}
+
+void Engine::Impl::propose_drafts() {
+  const SpeculativeConfig& config = *options.speculative;
+  // The step as it would run without drafts: one token per decoding sequence.
+  const auto decoding = static_cast<int64_t>(scheduler.running().size());
+  for (SchedSequence* seq : scheduler.running()) {
+    ActiveRequest& r = as_request(seq);
+    r.draft.clear();
+    if (r.done || r.remaining() != 1 || !r.drafter) continue;
+    // Tokens emitted since the last proposal score the one that was not verified.
+    for (; r.shadow_seen < static_cast<int64_t>(r.tokens.size()); ++r.shadow_seen)
+      if (r.shadow_seen >= r.prompt_len) r.draft_policy->shadow_emitted(r.tokens[r.shadow_seen]);
+    // A verify emits at most draft + 1 tokens, within max_tokens and the context.
+    const int64_t room = std::min(options.max_model_len - static_cast<int64_t>(r.tokens.size()),
+                                  r.request.stop.max_tokens - r.generated - 1);
+    if (room <= 0) continue;
+    std::vector<int32_t> proposal = r.drafter->propose(
+        r.tokens, static_cast<int>(std::min<int64_t>(room, config.num_speculative_tokens)));
+    const int chosen =
+        r.draft_policy->choose(static_cast<int>(proposal.size()), *step_cost, decoding, decoding);
+    if (chosen > 0) {
+      r.draft.assign(proposal.begin(), proposal.begin() + chosen);
+      r.draft_policy->shadow_propose({});
+    } else if (!r.draft_policy->shadow_pending()) {
+      r.draft_policy->shadow_propose(std::move(proposal));
+    }
+  }
+}
+
+void Engine::Impl::emit_verified(ActiveRequest& r, const ScheduledChunk& chunk,
+                                 std::span<float> rows) {
+  // Row t holds the logits after draft token t - 1 (row 0: after the sequence's own last token).
+  // Each row is sampled exactly as a plain decode would sample it; the draft token at t is
+  // accepted when it is what the sampler picked, so the output is the plain run's.
+  const auto vocab = rows.size() / static_cast<size_t>(chunk.count);
+  const std::vector<int32_t> draft = r.draft;
+  int64_t accepted = 0;
+  for (int64_t t = 0; t <= chunk.draft; ++t) {
+    EngineEvent event;
+    emit_token(r, rows.subspan(static_cast<size_t>(t) * vocab, vocab), event);
+    if (r.done || t == chunk.draft || r.tokens.back() != draft[static_cast<size_t>(t)]) break;
+    ++accepted;
+  }
+  r.draft_policy->record(static_cast<int>(chunk.draft), static_cast<int>(accepted));
+  metrics.add_spec_decode(chunk.draft, accepted);
+  r.shadow_seen = static_cast<int64_t>(r.tokens.size());
+  if (!r.done) scheduler.accept_draft(&r, accepted);
 }
 
 }  // namespace minimax

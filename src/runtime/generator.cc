@@ -6,6 +6,7 @@
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "runtime/spec/speculative_stepper.h"
 #include "runtime/stop_strings.h"
 #include "text/detokenizer.h"
 
@@ -23,8 +24,26 @@ std::string_view finish_reason_name(FinishReason reason) {
   return "?";
 }
 
+std::vector<float> LogitsSource::decode_all(std::span<const int32_t> tokens) {
+  std::vector<float> rows;
+  for (int32_t token : tokens) {
+    std::vector<float> row = decode(token);
+    rows.insert(rows.end(), row.begin(), row.end());
+  }
+  return rows;
+}
+
+void LogitsSource::truncate(int64_t) {
+  fail("speculative decoding: this logits source cannot roll back rejected draft tokens");
+}
+
 Generator::Generator(LogitsSource& source, const BpeTokenizer& tokenizer, bool skip_special_tokens)
     : source_(source), tokenizer_(tokenizer), skip_special_(skip_special_tokens) {}
+
+void Generator::enable_speculation(const SpeculativeConfig& config, StepCostModel cost) {
+  spec_ = config;
+  cost_ = std::make_unique<StepCostModel>(std::move(cost));
+}
 
 GenerationResult Generator::generate(std::span<const int32_t> prompt,
                                      const SamplingParams& sampling, const StopConditions& stop,
@@ -47,13 +66,26 @@ GenerationResult Generator::generate(std::span<const int32_t> prompt,
   result.stats.prefill_seconds = seconds_since(start);
   result.stats.reused_prompt_tokens = source_.reused_prefix();
   start = std::chrono::steady_clock::now();
+  // With speculation the rows come from the stepper, which sees the whole sequence.
+  std::optional<SpeculativeStepper> stepper;
+  std::vector<int32_t> sequence;
+  if (spec_) {
+    stepper.emplace(source_, *spec_, *cost_);
+    stepper->start(prompt);
+    sequence.assign(prompt.begin(), prompt.end());
+  }
 
   for (int64_t index = 0;; ++index) {
-    if (index > 0) {
+    std::span<float> row(logits);
+    if (index > 0 && stepper) {
+      sequence.push_back(result.tokens.back());
+      row = stepper->next_logits(sequence);
+    } else if (index > 0) {
       logits = source_.decode(result.tokens.back());
+      row = logits;
       ++result.stats.decode_steps;
     }
-    const SampleResult sampled = sampler.sample(logits, want_logprobs);
+    const SampleResult sampled = sampler.sample(row, want_logprobs);
     result.tokens.push_back(sampled.token);
 
     GenerationEvent event;
@@ -95,6 +127,14 @@ GenerationResult Generator::generate(std::span<const int32_t> prompt,
       break;
     }
     if (event.last) break;
+  }
+  if (stepper) {
+    stepper->finish(result.tokens);
+    const SpecDecodeCounts& counts = stepper->counts();
+    result.stats.decode_steps = counts.forward_steps;
+    result.stats.spec_drafts = counts.num_drafts;
+    result.stats.spec_draft_tokens = counts.num_draft_tokens;
+    result.stats.spec_accepted_tokens = counts.num_accepted_tokens;
   }
   result.stats.generated_tokens = static_cast<int64_t>(result.tokens.size());
   result.stats.decode_seconds = seconds_since(start);

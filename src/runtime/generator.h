@@ -6,12 +6,16 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "runtime/sampler.h"
+#include "runtime/spec/draft_policy.h"
+#include "runtime/spec/speculative_config.h"
 #include "text/bpe_tokenizer.h"
 
 namespace minimax {
@@ -25,6 +29,12 @@ class LogitsSource {
   virtual std::vector<float> prefill(std::span<const int32_t> prompt) = 0;
   // Appends one token to the sequence and returns the logits after it.
   virtual std::vector<float> decode(int32_t token) = 0;
+  // Appends `tokens` and returns the logits after each of them, one row per token (a verify
+  // pass of speculative decoding). The default decodes them one at a time.
+  virtual std::vector<float> decode_all(std::span<const int32_t> tokens);
+  // Forgets the tokens from position `length` on (rejected draft tokens); `length` is at most the
+  // number of tokens held. Sources that cannot roll back refuse speculative decoding here.
+  virtual void truncate(int64_t length);
   // The most tokens the sequence can hold.
   virtual int64_t capacity() const = 0;
   // Prompt tokens the last prefill took from what the source already held (not recomputed).
@@ -62,10 +72,14 @@ struct GenerationEvent {
 using GenerationCallback = std::function<bool(const GenerationEvent&)>;
 
 struct GenerationStats {
+  // Speculative decoding (Generator::enable_speculation): verify steps that carried draft tokens,
+  // the draft tokens carried and those accepted.
+  int64_t spec_drafts = 0, spec_draft_tokens = 0, spec_accepted_tokens = 0;
   int64_t prompt_tokens = 0;
   int64_t reused_prompt_tokens = 0;  // of which taken from the source's cache
   int64_t generated_tokens = 0;
-  int64_t decode_steps = 0;  // forward passes after the prefill (one per token but the first)
+  // Forward passes after the prefill: one per token but the first, fewer with speculation.
+  int64_t decode_steps = 0;
   double prefill_seconds = 0;
   double decode_seconds = 0;  // from the end of the prefill to the last token
 };
@@ -91,8 +105,15 @@ class Generator {
                             const StopConditions& stop, const GenerationCallback& on_token = {},
                             bool want_logprobs = false);
 
+  // Decodes with draft-free speculation from now on (the source must support truncate()). The
+  // output is the plain loop's only when the source's logits are batch-invariant, which the
+  // commands ensure by turning --batch-invariant on. `cost` is the model's step cost model.
+  void enable_speculation(const SpeculativeConfig& config, StepCostModel cost);
+
  private:
   LogitsSource& source_;
+  std::optional<SpeculativeConfig> spec_;
+  std::unique_ptr<StepCostModel> cost_;  // step times persist across generate() calls (chat)
   BpeTokenizer tokenizer_;
   bool skip_special_;
 };

@@ -18,14 +18,14 @@ void ModelSession::reset() {
   reused_ = 0;
 }
 
-std::vector<float> ModelSession::run(std::span<const int32_t> tokens) {
+std::vector<float> ModelSession::run(std::span<const int32_t> tokens, LogitsFor which) {
   const auto start = static_cast<int64_t>(tokens_.size());
   if (start + static_cast<int64_t>(tokens.size()) > cache_.capacity())
     fail("context: {} tokens do not fit the KV cache of {} tokens", start + tokens.size(),
          cache_.capacity());
   std::vector<int32_t> positions(tokens.size());
   for (size_t i = 0; i < tokens.size(); ++i) positions[i] = static_cast<int32_t>(start + i);
-  std::vector<float> logits = model_.forward(tokens, positions, cache_, LogitsFor::kLastToken);
+  std::vector<float> logits = model_.forward(tokens, positions, cache_, which);
   tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
   return logits;
 }
@@ -48,5 +48,18 @@ std::vector<float> ModelSession::prefill(std::span<const int32_t> prompt) {
 }
 
 std::vector<float> ModelSession::decode(int32_t token) { return run(std::span(&token, 1)); }
+
+std::vector<float> ModelSession::decode_all(std::span<const int32_t> tokens) {
+  if (tokens.empty()) fail("decode_all: no tokens");
+  return run(tokens, LogitsFor::kAllTokens);
+}
+
+void ModelSession::truncate(int64_t length) {
+  if (length < 0 || length > static_cast<int64_t>(tokens_.size()))
+    fail("truncate: length {} outside [0, {}]", length, tokens_.size());
+  // Keys past `length` stay in the slots until overwritten; no query attends them.
+  tokens_.resize(static_cast<size_t>(length));
+  cache_.set_length(length);
+}
 
 }  // namespace minimax

@@ -22,6 +22,8 @@ class ModelSession : public LogitsSource {
 
   std::vector<float> prefill(std::span<const int32_t> prompt) override;
   std::vector<float> decode(int32_t token) override;
+  std::vector<float> decode_all(std::span<const int32_t> tokens) override;
+  void truncate(int64_t length) override;
   int64_t capacity() const override { return cache_.capacity(); }
   int64_t reused_prefix() const override { return reused_; }
 
@@ -32,7 +34,7 @@ class ModelSession : public LogitsSource {
 
  private:
   // Runs `tokens` at positions tokens_.size()... and appends them.
-  std::vector<float> run(std::span<const int32_t> tokens);
+  std::vector<float> run(std::span<const int32_t> tokens, LogitsFor which = LogitsFor::kLastToken);
 
   Model& model_;
   KvCache cache_;

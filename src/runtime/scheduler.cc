@@ -38,6 +38,7 @@ void Scheduler::preempt(SchedSequence* seq, SchedulerStep& step) {
   seq->num_computed = 0;
   seq->num_hashed = 0;
   seq->last_hash = 0;
+  seq->draft.clear();
   ++seq->preemptions;
   waiting_.push_front(seq);
   step.preempted.push_back(seq);
@@ -48,7 +49,17 @@ SchedulerStep Scheduler::schedule() {
   int64_t budget = max_batched_tokens_;
   for (size_t i = 0; i < running_.size() && budget > 0;) {
     SchedSequence* seq = running_[i];
-    const int64_t count = std::min(seq->remaining(), budget);
+    // A draft rides on a decode only, and only as far as the budget and the free blocks allow: it
+    // never preempts anyone.
+    if (seq->remaining() != 1) seq->draft.clear();
+    const auto fits = std::max<int64_t>(budget - seq->remaining(), 0);
+    if (static_cast<int64_t>(seq->draft.size()) > fits)
+      seq->draft.resize(static_cast<size_t>(fits));
+    if (!seq->draft.empty() &&
+        !grow(seq, seq->num_computed + seq->remaining() + static_cast<int64_t>(seq->draft.size())))
+      seq->draft.clear();
+    const auto draft = static_cast<int64_t>(seq->draft.size());
+    const int64_t count = std::min(seq->remaining() + draft, budget);
     bool preempted_self = false;
     while (!grow(seq, seq->num_computed + count)) {
       // The newest sequence gives up its blocks; it is never one already scheduled in this
@@ -61,7 +72,7 @@ SchedulerStep Scheduler::schedule() {
       }
     }
     if (preempted_self) break;
-    step.chunks.push_back({seq, seq->num_computed, count});
+    step.chunks.push_back({seq, seq->num_computed, count, draft});
     budget -= count;
     ++i;
   }
@@ -110,9 +121,27 @@ void Scheduler::commit(const SchedulerStep& step) {
   for (const ScheduledChunk& chunk : step.chunks) {
     if (chunk.seq->num_computed != chunk.begin)
       fail("scheduler: sequence {} committed out of order", chunk.seq->id);
-    chunk.seq->num_computed += chunk.count;
+    chunk.seq->num_computed += chunk.count - chunk.draft;
     if (blocks_.prefix_caching()) register_full_blocks(chunk.seq);
   }
+}
+
+void Scheduler::accept_draft(SchedSequence* seq, int64_t accepted) {
+  const auto drafted = static_cast<int64_t>(seq->draft.size());
+  if (accepted < 0 || accepted > drafted)
+    fail("scheduler: sequence {} accepted {} of {} draft tokens", seq->id, accepted, drafted);
+  seq->draft.clear();
+  seq->num_computed += accepted;
+  if (seq->num_computed > static_cast<int64_t>(seq->tokens.size()))
+    fail("scheduler: sequence {} has {} computed of {} tokens", seq->id, seq->num_computed,
+         seq->tokens.size());
+  // Keep the blocks the sequence's tokens need (the last one is written next step).
+  const int64_t keep = blocks_for(static_cast<int64_t>(seq->tokens.size()));
+  while (static_cast<int64_t>(seq->blocks.size()) > keep) {
+    blocks_.release(seq->blocks.back());
+    seq->blocks.pop_back();
+  }
+  if (blocks_.prefix_caching()) register_full_blocks(seq);
 }
 
 void Scheduler::remove(SchedSequence* seq) {

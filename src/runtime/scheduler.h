@@ -28,16 +28,21 @@ struct SchedSequence {
   // Full blocks already offered to the prefix cache, and the chain hash of the last one.
   int64_t num_hashed = 0;
   uint64_t last_hash = 0;
+  // Draft tokens to verify after the last token (speculative decoding): they ride on a decode
+  // chunk, their keys and values are written in its blocks, and only accept_draft() makes them
+  // part of the sequence. The scheduler shortens or drops a draft that does not fit the step.
+  std::vector<int32_t> draft;
 
   int64_t remaining() const { return static_cast<int64_t>(tokens.size()) - num_computed; }
 };
 
-// Tokens [begin, begin + count) of `seq` run in this step.
+// Tokens [begin, begin + count) of `seq` run in this step; the last `draft` of them are the
+// sequence's draft tokens (count - draft of its own tokens).
 struct ScheduledChunk {
   SchedSequence* seq = nullptr;
-  int64_t begin = 0, count = 0;
+  int64_t begin = 0, count = 0, draft = 0;
   // The chunk reaches the last known token: its logits give the next token.
-  bool samples() const { return begin + count == static_cast<int64_t>(seq->tokens.size()); }
+  bool samples() const { return begin + count - draft == static_cast<int64_t>(seq->tokens.size()); }
 };
 
 struct SchedulerStep {
@@ -57,8 +62,13 @@ class Scheduler {
   void add(SchedSequence* seq);
   SchedulerStep schedule();
   // After the forward pass of `step`: the chunks' tokens are computed, and blocks that became
-  // full are offered to the prefix cache. Call before appending sampled tokens.
+  // full are offered to the prefix cache. Call before appending sampled tokens. Draft tokens are
+  // not counted as computed until accept_draft().
   void commit(const SchedulerStep& step);
+  // After the verify of `seq`'s draft and the tokens it emitted were appended: the first
+  // `accepted` draft tokens are computed; the blocks only rejected ones used are freed. Their
+  // keys are never offered to the prefix cache.
+  void accept_draft(SchedSequence* seq, int64_t accepted);
   // Drops `seq` from whichever queue holds it and frees its blocks (finish, cancel, timeout).
   void remove(SchedSequence* seq);
 

@@ -49,6 +49,8 @@ class ServeMetrics {
   void add_preemptions(int64_t n);
   // `queries` prompt tokens looked up in the prefix cache, `hits` of them found.
   void add_prefix_cache(int64_t queries, int64_t hits);
+  // One verify step of speculative decoding: `drafted` draft tokens, the first `accepted` right.
+  void add_spec_decode(int64_t drafted, int64_t accepted);
   // One finished request; `reason` is stop, length, abort or error (counted under its label).
   void record_finish(std::string_view reason);
 
@@ -62,6 +64,8 @@ class ServeMetrics {
     int64_t prompt_tokens = 0, generation_tokens = 0, preemptions = 0;
     int64_t prefix_cache_queries = 0, prefix_cache_hits = 0;
     std::map<std::string, int64_t> finished;  // by reason
+    int64_t spec_drafts = 0, spec_draft_tokens = 0, spec_accepted_tokens = 0;
+    std::vector<int64_t> spec_accepted_per_pos;  // [i]: verify steps whose draft token i was right
     uint64_t ttft_count = 0, itl_count = 0, e2e_count = 0;
   };
   Snapshot snapshot() const;

@@ -1,0 +1,26 @@
+// --speculative-config (cli/speculative_flag.h).
+#include "cli/speculative_flag.h"
+
+#include <fmt/format.h>
+
+namespace minimax::cli {
+
+void add_speculative_config_flag(CLI::App* cmd, std::string& value) {
+  cmd->add_option("--speculative-config", value,
+                  "Draft-free speculative decoding, vLLM's JSON: {\"method\": \"ngram\" or "
+                  "\"suffix\", \"num_speculative_tokens\": K, ...}; lossless (turns on "
+                  "--batch-invariant); docs/speculative.md");
+}
+
+std::optional<SpeculativeConfig> speculative_config_of(const std::string& value) {
+  if (value.empty()) return std::nullopt;
+  return parse_speculative_config(value, "--speculative-config");
+}
+
+std::string describe_speculation(const SpeculativeConfig& config) {
+  return fmt::format("{}, up to {} draft tokens{} (batch-invariant kernels)",
+                     draft_method_name(config.method), config.num_speculative_tokens,
+                     config.adaptive ? " where they pay" : " every step");
+}
+
+}  // namespace minimax::cli

@@ -1,0 +1,22 @@
+// --speculative-config, shared by serve, generate, chat and bench (and their recipes): vLLM's JSON
+// for the draft-free methods (runtime/spec/speculative_config.h). Speculation is lossless only when
+// a position's logits do not depend on how many tokens its forward pass ran with, so a command
+// given the flag runs with batch-invariant kernels (--batch-invariant) whether or not that flag
+// was given.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <optional>
+#include <string>
+
+#include "runtime/spec/speculative_config.h"
+
+namespace minimax::cli {
+
+void add_speculative_config_flag(CLI::App* cmd, std::string& value);
+// nullopt when the flag was not given; Error naming the flag and the key otherwise.
+std::optional<SpeculativeConfig> speculative_config_of(const std::string& value);
+// The summary line commands print: "ngram, up to 16 draft tokens (batch-invariant kernels)".
+std::string describe_speculation(const SpeculativeConfig& config);
+
+}  // namespace minimax::cli
