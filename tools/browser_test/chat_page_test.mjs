@@ -13,7 +13,7 @@
 //                           [--chromium /usr/bin/chromium] [--screenshots DIR]
 // --screenshots writes DIR/chat_page_desktop.png (1280x800) and DIR/chat_page_phone.png (375x740).
 import { chromium } from "playwright-core";
-import { CODE, contrastRatios, markdownStream, renderCases } from "./page_measures.mjs";
+import { answerNextChatWith, CODE, contrastRatios, MARKDOWN_TOKENS, markdownEvents, renderCases } from "./page_measures.mjs";
 
 const args = Object.fromEntries(
   process.argv.slice(2).reduce((pairs, a, i, all) => {
@@ -105,9 +105,16 @@ try {
   const ttft = Number(await stats.getAttribute("data-ttft-seconds"));
   const rate = Number(await stats.getAttribute("data-tokens-per-second"));
   const total = Number(statsLine.match(/ ([\d.]+) s$/)?.[1]);
+  const tokens = Number(statsLine.match(/^(\d+) tokens/)?.[1]);
+  const rateOver = await stats.getAttribute("data-rate-over");
   check(/^\d+ tokens · [\d.]+ tok\/s · first token [\d.]+ s · [\d.]+ s$/.test(statsLine) &&
-        ttft > 0 && rate > 0 && ttft <= total + 0.05,
+        ttft > 0 && rate > 0 && ttft <= total + 0.05 && tokens > 1,
         "the reply's numbers: tokens, tok/s, time to first token, total", statsLine);
+  // The tiny model may finish before the page reads twice: then tok/s is over the whole request.
+  const seconds = Number(await stats.getAttribute("data-seconds"));
+  check(rateOver === "generation" || (rateOver === "request" && Math.abs(rate * seconds - tokens) < 0.01),
+        `tok/s is over the generation, or over the request when the tokens came at once (${rateOver})`,
+        `${rate} tok/s over ${rateOver}, ${tokens} tokens in ${seconds} s`);
   await reply.locator("summary").click();
   check(await reply.locator(".reasoning-text").isVisible(), "a click unfolds the reasoning");
 
@@ -160,11 +167,19 @@ try {
 
   // 6. Markdown: a canned coding reply streamed in pieces is drawn as DOM nodes, never as HTML.
   await page.click("#new_chat");
-  await page.route("**/v1/chat/completions", (route) =>
-    route.fulfill({ status: 200, contentType: "text/event-stream", body: markdownStream() }), { times: 1 });
+  const events = markdownEvents(), GAP_MS = 30;
+  await answerNextChatWith(page, events, GAP_MS);
   await page.fill("#prompt", "How do I sort a list in Python?");
   await page.click("#send");
-  const md = (await nextReply(page, 0)).locator(".answer");
+  const mdReply = await nextReply(page, 0);
+  const md = mdReply.locator(".answer");
+  check(await page.evaluate(() => window.__drawnWhileStreaming), "markdown: the code block is drawn while the reply streams");
+  // The deltas span at least (pieces - 1) gaps, so tok/s can be no more than this; timers only run late.
+  const pieces = events.filter((e) => e.includes('"content"') || e.includes('"reasoning_content"')).length;
+  const mdRate = Number(await mdReply.locator(".stats").getAttribute("data-tokens-per-second"));
+  const mdMost = (MARKDOWN_TOKENS - 1) / ((pieces - 1) * GAP_MS / 1000);
+  check(await mdReply.locator(".stats").getAttribute("data-rate-over") === "generation" && mdRate > 0 && mdRate <= mdMost * 1.01,
+        `tok/s of a paced stream is the tokens after the first over the deltas' span (≤ ${mdMost.toFixed(1)})`, `${mdRate}`);
   const shape = await md.evaluate((answer) => ({
     h2: answer.querySelector("h2")?.textContent,
     strongCode: answer.querySelector("strong > code")?.textContent,

@@ -1,7 +1,7 @@
 // What tools/browser_test/chat_page_test.mjs measures inside the page: WCAG contrast ratios of
 // the page's key texts from their computed colours, markdown cases rendered by the page's own
-// markdown.js, and a canned reply in markdown (the bundled model writes none) served in place of
-// /v1/chat/completions as the server would stream it.
+// markdown.js, and a canned reply in markdown (the bundled model writes none) streamed to the page
+// in place of /v1/chat/completions, paced, as the server would stream it.
 
 // The texts whose contrast must reach WCAG AA (4.5:1) against what is behind them.
 export const CONTRAST_TARGETS = {
@@ -82,19 +82,46 @@ ${CODE}
 
 <img src=x onerror="window.__pwned=1"> and [a trap](javascript:window.__pwned=2) stay text.`;
 
-// The server-sent events of a streamed chat completion of MARKDOWN_REPLY in small pieces, with
-// reasoning first and usage last, as `minimax serve` sends them.
-export function markdownStream() {
-  const chunk = (delta, extra = {}) =>
-    `data: ${JSON.stringify({ id: "chatcmpl-canned", object: "chat.completion.chunk", created: 0, model: "canned",
-      choices: [{ index: 0, delta, finish_reason: null }], ...extra })}\n\n`;
-  let body = chunk({ role: "assistant", reasoning_content: "The user wants sorting explained." });
-  for (let i = 0; i < MARKDOWN_REPLY.length; i += 17) body += chunk({ content: MARKDOWN_REPLY.slice(i, i + 17) });
-  body += `data: ${JSON.stringify({ id: "chatcmpl-canned", object: "chat.completion.chunk", created: 0, model: "canned",
-    choices: [{ index: 0, delta: {}, finish_reason: "stop" }] })}\n\n`;
-  body += `data: ${JSON.stringify({ id: "chatcmpl-canned", object: "chat.completion.chunk", created: 0, model: "canned",
-    choices: [], usage: { prompt_tokens: 20, completion_tokens: 120, total_tokens: 140 } })}\n\n`;
-  return body + "data: [DONE]\n\n";
+// The server-sent events of a streamed chat completion of MARKDOWN_REPLY, as `minimax serve`
+// sends them: reasoning first, the content in pieces, then finish_reason and usage.
+export const MARKDOWN_TOKENS = 120;
+export function markdownEvents() {
+  const event = (choices, extra = {}) => `data: ${JSON.stringify({
+    id: "chatcmpl-canned", object: "chat.completion.chunk", created: 0, model: "canned", choices, ...extra })}\n\n`;
+  const delta = (d) => event([{ index: 0, delta: d, finish_reason: null }]);
+  const events = [delta({ role: "assistant", reasoning_content: "The user wants sorting explained." })];
+  for (let i = 0; i < MARKDOWN_REPLY.length; i += 40) events.push(delta({ content: MARKDOWN_REPLY.slice(i, i + 40) }));
+  events.push(event([{ index: 0, delta: {}, finish_reason: "stop" }]));
+  events.push(event([], { usage: { prompt_tokens: 20, completion_tokens: MARKDOWN_TOKENS, total_tokens: 140 } }));
+  return [...events, "data: [DONE]\n\n"];
+}
+
+// Makes the page's next POST to v1/chat/completions answer `events`, one every `gapMs`, from a
+// stream inside the page (the browser's route interception delivers a body at once, and the
+// page's pacing is what this checks). Before each event it notes in window.__drawnWhileStreaming
+// whether the reply already shows a code block: the answer is drawn while it arrives.
+export function answerNextChatWith(page, events, gapMs) {
+  return page.evaluate(({ events, gapMs }) => {
+    const realFetch = window.fetch;
+    window.__drawnWhileStreaming = false;
+    window.fetch = async (url, options) => {
+      if (!String(url).endsWith("v1/chat/completions")) return realFetch(url, options);
+      window.fetch = realFetch;
+      const encoder = new TextEncoder();
+      const body = new ReadableStream({
+        async start(controller) {
+          for (const event of events) {
+            if (document.querySelector("#messages .message.assistant:last-child .code-block"))
+              window.__drawnWhileStreaming = true;
+            controller.enqueue(encoder.encode(event));
+            await new Promise((resolve) => setTimeout(resolve, gapMs));
+          }
+          controller.close();
+        },
+      });
+      return new Response(body, { status: 200, headers: { "Content-Type": "text/event-stream" } });
+    };
+  }, { events, gapMs });
 }
 
 // Markdown cases run through the page's renderMarkdown; each gives the rendered HTML to compare.

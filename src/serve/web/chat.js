@@ -106,8 +106,9 @@ async function* serverEvents(response) {
 // Streams the assistant's reply to `conversation` and appends it there. Returns null, or the
 // error's text when the request failed before any reply (the caller takes its turn back and
 // shows it). Times: TTFT from the request to the first reasoning, content or tool-call delta;
-// tok/s over the tokens after the first, from the first delta's arrival to the last's (none when
-// they all came in one read, as from a proxy that buffers the stream: nothing was timed then).
+// tok/s over the tokens after the first, from the first delta's arrival to the last's. When they
+// all came in one read (a fast model, or a proxy that buffers the stream) that span timed nothing,
+// and tok/s is over the whole request instead: a lower bound.
 async function generate(conversation) {
   let body;
   try {
@@ -146,7 +147,10 @@ async function generate(conversation) {
     }
   } catch (error) {
     let text = error.message;
-    if (error.name === "AbortError") finishReason = "abort";
+    if (error.name === "AbortError") {
+      finishReason = "abort";
+      text = "Stopped before the reply began.";
+    }
     else if (error instanceof TypeError) { // fetch's "Failed to fetch": no connection
       status.markUnreachable();
       text = `${unreachableText()[0].toUpperCase()}${unreachableText().slice(1)}: is minimax serve running?`;
@@ -159,8 +163,12 @@ async function generate(conversation) {
   const stats = { finish_reason: finishReason, seconds: (performance.now() - started) / 1000 };
   if (first !== null) stats.ttft_seconds = (first - started) / 1000;
   if (usage) stats.completion_tokens = usage.completion_tokens;
-  if (usage?.completion_tokens > 1 && last > first)
-    stats.tokens_per_second = (usage.completion_tokens - 1) / ((last - first) / 1000);
+  if (usage?.completion_tokens > 0) {
+    const timed = usage.completion_tokens > 1 && last > first; // deltas came in more than one read
+    stats.tokens_per_second = timed ? (usage.completion_tokens - 1) / ((last - first) / 1000)
+                                    : usage.completion_tokens / stats.seconds;
+    stats.rate_over = timed ? "generation" : "request";
+  }
   view.finish(stats);
   conversation.messages.push(view.message(stats));
   view.node.dataset.index = conversation.messages.length - 1;
@@ -267,15 +275,17 @@ async function send(event) {
   renderConversation();
   const error = await generate(conversation);
   if (!error) return;
+  const wasOpen = conversation === current;
   takeBack(conversation, 1, error);
-  if (conversation !== current) return;
-  $("prompt").value = text; // sending again retries it
   if (!conversation.messages.length) { // a new chat whose first message got no reply: not kept
     store.remove(conversation);
-    current = null;
-    store.setOpen(null);
+    if (wasOpen) {
+      current = null;
+      store.setOpen(null);
+    }
     renderList();
   }
+  if (wasOpen) $("prompt").value = text; // sending again retries it
 }
 
 async function regenerate() {

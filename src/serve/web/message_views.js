@@ -121,8 +121,11 @@ export class AssistantView {
     const text = statsText(stats);
     if (!text) return;
     const line = element("div", "stats", text);
+    if (stats.seconds !== undefined) line.dataset.seconds = stats.seconds;
     if (stats.ttft_seconds !== undefined) line.dataset.ttftSeconds = stats.ttft_seconds;
     if (stats.tokens_per_second) line.dataset.tokensPerSecond = stats.tokens_per_second;
+    if (stats.rate_over) line.dataset.rateOver = stats.rate_over;
+    if (stats.rate_over === "request") line.title = "tok/s over the whole request: the tokens arrived at once";
     this.node.append(line);
   }
 
