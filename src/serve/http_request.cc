@@ -150,9 +150,9 @@ std::optional<HttpRefusal> frame_body(HttpHead& head, size_t max_body_bytes) {
     if (bytes > max_body_bytes) return HttpRefusal{413, body_limit_message(max_body_bytes)};
     head.framing = BodyFraming::kLength;
     head.content_length = bytes;
-  } else if (head.method == "POST" || head.method == "PUT" || head.method == "PATCH" ||
-             head.method == "DELETE") {
-    // HTTP/1.1 would read such a body until the connection closes.
+  } else if (head.method == "POST" || head.method == "PUT" || head.method == "PATCH") {
+    // These carry a body; without its length this server does not guess one. A DELETE without
+    // either header has no body (RFC 9112 §6.3), as clients send it (DELETE /v1/responses/{id}).
     return HttpRefusal{411, "Content-Length or Transfer-Encoding: chunked is required"};
   }
   if (const std::string* expect = head.header("Expect")) {

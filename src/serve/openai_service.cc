@@ -31,10 +31,13 @@ RouteAccess OpenAiService::access(std::string_view path) { return route_access(p
 HttpReply OpenAiService::handle(std::string_view method, std::string_view path,
                                 std::string_view body, const ClientAlive& client_alive) {
   try {
-    const Route* route = find_route(path);
-    if (route == nullptr) return error(path, 404, fmt::format("no route {} {}", method, path));
-    if (method != route->method)  // the transport answers this first; kept for direct calls
+    const Route* route = find_route(path, method);
+    if (route == nullptr) {
+      if (route_access(path).methods.empty())
+        return error(path, 404, fmt::format("no route {} {}", method, path));
+      // The transport answers this first; kept for direct calls.
       return error(path, 405, fmt::format("method {} is not allowed on {}", method, path));
+    }
     const RouteCall call{path, path.substr(route->path.size()), body, client_alive};
     HttpReply reply = (this->*route->handler)(call);
     if (reply.stats) reply.stats->model = options_.served_model_name;  // for the request log

@@ -55,6 +55,10 @@ class OpenAiService : public HttpRoutes {
   HttpReply count_message_tokens(const RouteCall& call);
   // OpenAI's Responses API (responses_handler.cc); previous_response_id reads `responses_`.
   HttpReply responses(const RouteCall& call);
+  // GET /v1/responses/{id}: the stored response object; DELETE forgets it. 404 for an id that
+  // is unknown, was made with store: false, or was evicted.
+  HttpReply retrieve_response(const RouteCall& call);
+  HttpReply delete_response(const RouteCall& call);
   // vLLM's /tokenize (`prompt` or `messages`) and /detokenize (`tokens`).
   HttpReply tokenize(const RouteCall& call);
   HttpReply detokenize(const RouteCall& call);
@@ -67,8 +71,8 @@ class OpenAiService : public HttpRoutes {
   const TextModel& model_;
   Engine& engine_;
   ServiceOptions options_;
-  int64_t created_ = 0;
-  ResponseStore responses_;  // the conversations of stored responses (bounded, oldest evicted)  // the model card's "created": when the service started
+  int64_t created_ = 0;      // the model card's "created": when the service started
+  ResponseStore responses_;  // stored responses and their conversations (bounded, oldest evicted)
 };
 
 }  // namespace minimax

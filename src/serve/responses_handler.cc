@@ -3,8 +3,9 @@
 // previous_response_id, and planned like a chat completion (serve/chat_plan.h); its tokens go
 // through the same parse pipeline and become output items (serve/responses_stream.h), streamed as
 // the Responses events or returned as one response object; the serving loop
-// (serve/serving_loop.h) runs ResponsesSink. With `store` (the default) the finished
-// conversation is kept in the bounded ResponseStore for a later previous_response_id.
+// (serve/serving_loop.h) runs ResponsesSink. With `store` (the default) the finished response
+// and its conversation are kept in the bounded ResponseStore for a later previous_response_id
+// and for GET / DELETE /v1/responses/{id}.
 #include <algorithm>
 
 #include "serve/chat_plan.h"
@@ -73,11 +74,12 @@ class ResponsesSink final : public ServingSink {
     status_ = response_status(event.finish_reason);
     items_.add(parser->finish(), events_);
     items_.finish(events_, status_);
+    Json response = whole();
     if (store != nullptr) {
       conversation.push_back(assistant_message(parser->result()));
-      store->put(meta.id, conversation);
+      store->put(meta.id, conversation, response);
     }
-    events_.push_back(response_event("response.completed", whole()));
+    events_.push_back(response_event("response.completed", std::move(response)));
     flush(out);
   }
 
@@ -108,6 +110,17 @@ class ResponsesSink final : public ServingSink {
   std::string status_ = "completed";
 };
 
+// The 404 for a response id the store does not hold; `param` names the field that sent it ("" for
+// the id in the path).
+ApiException unknown_response(std::string_view id, std::string_view param) {
+  return ApiException(ApiError{
+      404,
+      fmt::format("{}{}no stored response '{}' (unknown, made with store: false, deleted, or "
+                  "evicted: the server keeps the last {} responses)",
+                  param, param.empty() ? "" : ": ", id, ResponseStore::kMaxResponses),
+      api_error_type(404), std::string(param)});
+}
+
 }  // namespace
 
 HttpReply OpenAiService::responses(const RouteCall& call) {
@@ -115,14 +128,8 @@ HttpReply OpenAiService::responses(const RouteCall& call) {
   check_model(request.chat.generation.model);
   Json previous;
   if (!request.previous_response_id.empty()) {
-    std::optional<Json> stored = responses_.find(request.previous_response_id);
-    if (!stored)
-      throw ApiException(ApiError{
-          404,
-          fmt::format("previous_response_id: no stored response '{}' (unknown, stored with "
-                      "store: false, or evicted: the server keeps the last {} responses)",
-                      request.previous_response_id, ResponseStore::kMaxResponses),
-          api_error_type(404), "previous_response_id"});
+    std::optional<Json> stored = responses_.find_conversation(request.previous_response_id);
+    if (!stored) throw unknown_response(request.previous_response_id, "previous_response_id");
     previous = std::move(*stored);
   }
   const Json input = std::move(request.chat.messages);
@@ -145,6 +152,19 @@ HttpReply OpenAiService::responses(const RouteCall& call) {
   sink->timeout_seconds = plan.spec.timeout_seconds;
   sink->streams = submit_choices(engine_, model_, request.chat.generation, plan.spec);
   return serve_call(std::move(sink), request.chat.generation.stream);
+}
+
+HttpReply OpenAiService::retrieve_response(const RouteCall& call) {
+  const std::string id(call.rest);
+  std::optional<Json> response = responses_.find_response(id);
+  if (!response) throw unknown_response(id, "");
+  return json_reply(200, *response);
+}
+
+HttpReply OpenAiService::delete_response(const RouteCall& call) {
+  const std::string id(call.rest);
+  if (!responses_.erase(id)) throw unknown_response(id, "");
+  return json_reply(200, Json{{"id", id}, {"object", "response"}, {"deleted", true}});
 }
 
 }  // namespace minimax

@@ -17,6 +17,8 @@ constexpr Route kRoutes[] = {
     {RouteMatch::kExact, "/v1/chat/completions", "POST", &OpenAiService::chat_completions, true},
     {RouteMatch::kExact, "/v1/completions", "POST", &OpenAiService::completions, true},
     {RouteMatch::kExact, "/v1/responses", "POST", &OpenAiService::responses, true},
+    {RouteMatch::kPrefix, "/v1/responses/", "GET", &OpenAiService::retrieve_response, true},
+    {RouteMatch::kPrefix, "/v1/responses/", "DELETE", &OpenAiService::delete_response, true},
     {RouteMatch::kExact, "/v1/messages", "POST", &OpenAiService::messages, true},
     {RouteMatch::kExact, "/v1/messages/count_tokens", "POST", &OpenAiService::count_message_tokens,
      true},
@@ -42,16 +44,22 @@ bool matches(const Route& route, std::string_view path) {
 
 }  // namespace
 
-const Route* find_route(std::string_view path) {
+const Route* find_route(std::string_view path, std::string_view method) {
   for (const Route& route : kRoutes)
-    if (matches(route, path)) return &route;
+    if (route.method == method && matches(route, path)) return &route;
   return nullptr;
 }
 
 RouteAccess route_access(std::string_view path) {
-  const Route* route = find_route(path);
-  if (route == nullptr) return RouteAccess{};
-  return RouteAccess{std::string(route->method), route->needs_key, route->at_once};
+  RouteAccess access;
+  for (const Route& route : kRoutes) {
+    if (!matches(route, path)) continue;
+    if (!access.methods.empty()) access.methods += ",";
+    access.methods += route.method;
+    access.needs_key = route.needs_key;
+    access.at_once = route.at_once;
+  }
+  return access;
 }
 
 }  // namespace minimax

@@ -34,17 +34,20 @@ enum class RouteMatch {
 struct Route {
   RouteMatch match;
   std::string_view path;
-  std::string_view method;  // "GET" (HEAD follows it) or "POST"
+  std::string_view method;  // "GET" (HEAD follows it), "POST" or "DELETE"
   RouteHandler handler;
   bool needs_key;
   bool at_once = false;  // RouteAccess::at_once: answered on the event loop
 };
 
-// The route that answers `path`, or nullptr for an unknown path.
-const Route* find_route(std::string_view path);
+// The route that answers `method` on `path`, or nullptr when no row has both (route_access tells
+// an unknown path, a 404, from a known path with another method, a 405).
+const Route* find_route(std::string_view path, std::string_view method);
 
-// What the transport checks for `path` (HttpRoutes::access): the route's method and key rule. An
-// unknown path needs the key too, so that nothing is open unless the table says so.
+// What the transport checks for `path` (HttpRoutes::access): the methods of every row that
+// matches it ("GET,DELETE" for /v1/responses/{id}) and their key rule. An unknown path needs the
+// key too, so that nothing is open unless the table says so. Rows for one path share a key rule
+// (route_table_test.cc checks it).
 RouteAccess route_access(std::string_view path);
 
 }  // namespace minimax

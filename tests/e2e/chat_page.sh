@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # The chat page at GET / of `minimax serve`, in a real browser: Debian's headless Chromium driven by
 # playwright-core (tools/browser_test/chat_page_test.mjs) against a server on the bundled trained
-# model with an API key. First, with curl: the page and its files need no key and carry their
-# Content-Type and Cache-Control, while the API routes still need the key. Fails (never skips)
-# when the browser or the npm package is missing, naming the command that installs it.
+# model with an API key, served under a path-like name so that the header's short name shows.
+# First, with curl: the page and its files need no key and carry their Content-Type and
+# Cache-Control, while the API routes still need the key. Fails (never skips) when the browser or
+# the npm package is missing, naming the command that installs it. The browser test writes its
+# desktop and phone screenshots into the scratch dir, or into CHAT_PAGE_SCREENSHOTS=DIR (the ones
+# in docs/ come from CHAT_PAGE_SCREENSHOTS=$PWD/docs).
 source "$(dirname "$0")/../../scripts/lib/e2e.sh" "$1" "$2"
 KEY=sk-page-key
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
@@ -21,8 +24,8 @@ if [[ ! -f $ROOT/models/minimax-m3-tiny/config.json ]]; then
   exit 1
 fi
 
-start_server "$WORK/server.log" "$ROOT/models/minimax-m3-tiny" --served-model-name tiny \
-  --threads 2 --api-key "$KEY" --max-model-len 2048
+start_server "$WORK/server.log" "$ROOT/models/minimax-m3-tiny" \
+  --served-model-name MiniMaxAI/minimax-m3-tiny --threads 2 --api-key "$KEY" --max-model-len 2048
 URL=http://127.0.0.1:$PORT
 fails=0
 expect_head() {  # expect_head PATH STATUS HEADER-PATTERN...: curl -D, each pattern on its own line
@@ -46,8 +49,9 @@ expect_head /v1/models 401
 if curl -s "$URL/" | grep -q "<script type=\"module\" src=\"chat.js\">"; then echo "ok   GET / is the page"
 else echo "FAIL GET / does not look like the page"; fails=$((fails + 1)); fi
 
-node "$ROOT/tools/browser_test/chat_page_test.mjs" --url "$URL" --key "$KEY" --model tiny \
-  --chromium "$CHROMIUM" --screenshot "$WORK/chat_page.png" || fails=$((fails + 1))
+node "$ROOT/tools/browser_test/chat_page_test.mjs" --url "$URL" --key "$KEY" \
+  --model MiniMaxAI/minimax-m3-tiny --chromium "$CHROMIUM" \
+  --screenshots "${CHAT_PAGE_SCREENSHOTS:-$WORK}" || fails=$((fails + 1))
 
 if grep -q "ERROR\|Assertion\|terminate called" "$WORK/server.log"; then
   echo "FAIL server log has errors"; fails=$((fails + 1))

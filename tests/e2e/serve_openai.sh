@@ -195,7 +195,8 @@ anthropic_expect "messages without max_tokens → 400 naming it" 400 invalid_req
   -H "x-api-key: $KEY" -d '{"model": "tiny", "messages": [{"role": "user", "content": "hi"}]}' "$MSG"
 grep -q '"message":"max_tokens: required"' "$WORK/body" || { echo "FAIL ... message: $(cat "$WORK/body")"; fails=$((fails + 1)); }
 
-# /v1/responses: the key, a bad input and an unknown previous_response_id, named.
+# /v1/responses: the key, a bad input and an unknown previous_response_id, named; an unknown
+# stored response for GET and DELETE, a method the path does not answer, and the key on both.
 RESP=$URL/v1/responses
 expect "responses without a key → 401" 401 "" -- -H "Content-Type: application/json" -d '{"input": "hi"}' "$RESP"
 expect "responses input not a string or list → 400" 400 input -- "${AUTH[@]}" -d '{"input": 3}' "$RESP"
@@ -203,6 +204,13 @@ expect "responses unknown item type → 400" 400 "input[0].type" -- "${AUTH[@]}"
   -d '{"input": [{"type": "web_search_call"}]}' "$RESP"
 expect "responses unknown previous_response_id → 404" 404 previous_response_id -- "${AUTH[@]}" \
   -d '{"input": "hi", "previous_response_id": "resp_nothing"}' "$RESP"
+expect "GET unknown response → 404" 404 "" -- "${AUTH[@]}" "$RESP/resp_nothing"
+expect "DELETE unknown response → 404" 404 "" -- "${AUTH[@]}" -X DELETE "$RESP/resp_nothing"
+expect "GET a response without a key → 401" 401 "" -- "$RESP/resp_nothing"
+expect "DELETE a response without a key → 401" 401 "" -- -X DELETE "$RESP/resp_nothing"
+curl -s -o /dev/null -D "$WORK/head" -X PUT "${AUTH[@]}" -d '{}' "$RESP/resp_nothing"
+if tr -d '\r' <"$WORK/head" | grep -qx 'Allow: GET,DELETE'; then echo "ok   PUT a response → 405, Allow: GET,DELETE"
+else echo "FAIL PUT a response: $(cat "$WORK/head")"; fails=$((fails + 1)); fi
 curl -sN "${AUTH[@]}" -d '{"input": "hi", "stream": true, "max_output_tokens": 4, "temperature": 0}' \
   "$RESP" >"$WORK/rstream"
 if head -1 "$WORK/rstream" | grep -qx 'event: response.created' &&

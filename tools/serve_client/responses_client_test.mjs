@@ -3,7 +3,8 @@
 // object and its items, a streamed response whose events the client folds into the same output as
 // the non-streamed one (sequence numbers in order, created first, completed last), a named
 // tool_choice that makes a function_call (constrained decoding), a function call and its output
-// sent back as items, a previous_response_id follow-up, and 400 / 404 errors naming the field.
+// sent back as items, a previous_response_id follow-up, 400 / 404 errors naming the field, and a
+// stored response retrieved (GET /v1/responses/{id}) and deleted (DELETE).
 //
 //   node responses_client_test.mjs --url http://127.0.0.1:PORT --key KEY --model NAME
 //                                  [--trained]   (also check the answers of the bundled model)
@@ -123,6 +124,39 @@ check(follow.status === "completed" && follow.previous_response_id === plain.id 
       follow.usage.input_tokens > plain.usage.input_tokens,
       "previous_response_id: the follow-up's prompt holds the earlier turn",
       JSON.stringify([follow.usage, plain.usage]));
+
+// 5. A stored response comes back whole from GET /v1/responses/{id}; DELETE forgets it, after which
+// GET, DELETE and previous_response_id all get 404 in OpenAI's error shape. (The client's create
+// adds output_text, which is not part of the response on the wire.)
+const wire = ({ output_text, ...rest }) => JSON.stringify(rest);
+const retrieved = await client.responses.retrieve(follow.id);
+check(wire(retrieved) === wire(follow), "retrieve returns the stored response object as created",
+      JSON.stringify([retrieved, follow]).slice(0, 600));
+// openai 4.x calls it del(), 5.x delete(); asResponse() gives the body the client throws away.
+const remove = (id) => (client.responses.delete ?? client.responses.del).call(client.responses, id);
+const deleted = await (await remove(follow.id).asResponse()).json();
+check(JSON.stringify(deleted) === JSON.stringify({ id: follow.id, object: "response", deleted: true }),
+      "delete answers {id, object: \"response\", deleted: true}", JSON.stringify(deleted));
+async function notFound(what, call) {
+  try {
+    await call();
+    check(false, what, "accepted");
+  } catch (e) {
+    // The error object as for every route (docs/api.md "Errors": type follows vLLM's names).
+    check(e.status === 404 && e.error?.type === "NotFoundError" && e.error?.message?.includes(follow.id),
+          what, `${e.status} ${JSON.stringify(e.error)}`);
+  }
+}
+await notFound("retrieve after delete → 404", () => client.responses.retrieve(follow.id));
+await notFound("delete after delete → 404", () => remove(follow.id));
+await notFound("previous_response_id after delete → 404",
+  () => client.responses.create({ ...greedy, input: "hi", previous_response_id: follow.id }));
+try {
+  await client.responses.retrieve(unstored.id);
+  check(false, "a store: false response cannot be retrieved", "found");
+} catch (e) {
+  check(e.status === 404, "a store: false response cannot be retrieved", `${e.status}`);
+}
 
 if (args.trained) {
   // The bundled model's tasks (docs/tiny_model_tasks.md): arithmetic with reasoning, the

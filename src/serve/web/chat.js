@@ -1,38 +1,40 @@
-// The chat page's behaviour (docs/api.md "Chat page"): keeps the conversation as OpenAI messages,
-// streams each reply from /v1/chat/completions (server-sent events read through fetch), and draws
-// reasoning, answer and tool calls apart as their deltas arrive. Model text is only ever set as
-// textContent, never parsed as HTML.
+// The chat page's behaviour (docs/api.md "Chat page"): conversations kept in this browser
+// (conversations.js), each reply streamed from /v1/chat/completions (server-sent events read
+// through fetch) and drawn as it arrives (message_views.js), regenerate and edit-and-resend, the
+// server's state in the header (server_status.js), and the settings and chat list as drawers on a
+// narrow screen.
+import { ConversationStore, requestMessages } from "./conversations.js";
+import { AssistantView, button, element, messageNode, toolResultView, userView } from "./message_views.js";
+import { ServerStatus, unreachableText } from "./server_status.js";
 
 const $ = (id) => document.getElementById(id);
 const SETTINGS = ["api_key", "system", "temperature", "top_p", "max_tokens", "tools"];
-const STORAGE_PREFIX = "minimax-chat.";
+const SETTINGS_PREFIX = "minimax-chat.";
 
-const conversation = []; // the OpenAI messages so far, without the system prompt
-let chatNumber = 0; // counts "New chat"s: a reply still arriving from an earlier chat is dropped
+const store = new ConversationStore();
+let current = store.lastOpen(); // the open conversation; null until a new chat's first message
 let controller = null; // aborts the reply being streamed
-
-function element(tag, className, text) {
-  const node = document.createElement(tag);
-  if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
-  return node;
-}
+const status = new ServerStatus($("status"), headers);
 
 function scrollToEnd() {
   const messages = $("messages");
   messages.scrollTop = messages.scrollHeight;
 }
 
-function addMessage(role, title) {
-  const node = element("div", `message ${role}`);
-  node.append(element("div", "role", title));
+function showError(text) {
+  const node = messageNode("error", "Error");
+  node.append(element("div", "error-text", text));
   $("messages").append(node);
   scrollToEnd();
-  return node;
 }
 
-function showError(text) {
-  addMessage("error", "Error").append(element("div", "answer", text));
+function save(conversation) {
+  try {
+    store.touch(conversation);
+  } catch (error) {
+    showError(error.message);
+  }
+  renderList();
 }
 
 function headers() {
@@ -54,25 +56,6 @@ async function failureText(response) {
   return message;
 }
 
-// Reads the model's name from /v1/models into the header: also tells at once whether the key works.
-async function showModel() {
-  const status = $("model");
-  try {
-    const response = await fetch("v1/models", { headers: headers() });
-    if (response.status === 401) {
-      status.textContent = "API key needed: enter it in Settings";
-      status.classList.add("bad");
-      return;
-    }
-    const body = await response.json();
-    status.textContent = `model: ${body.data.map((m) => m.id).join(", ")}`;
-    status.classList.remove("bad");
-  } catch (error) {
-    status.textContent = `server unreachable (${error.message})`;
-    status.classList.add("bad");
-  }
-}
-
 function numberSetting(body, id, integer) {
   const text = $(id).value.trim();
   if (text === "") return; // the server's default
@@ -82,9 +65,10 @@ function numberSetting(body, id, integer) {
   body[id] = value;
 }
 
-function requestBody() {
+function requestBody(conversation) {
   const system = $("system").value.trim();
-  const messages = system ? [{ role: "system", content: system }, ...conversation] : [...conversation];
+  const messages = requestMessages(conversation.messages);
+  if (system) messages.unshift({ role: "system", content: system });
   const body = { messages, stream: true, stream_options: { include_usage: true } };
   numberSetting(body, "temperature", false);
   numberSetting(body, "top_p", false);
@@ -100,127 +84,49 @@ function requestBody() {
   return body;
 }
 
-// Yields the data of each server-sent event of `response` as it arrives.
+// Yields {data, time} for each server-sent event of `response` as it arrives; `time` is when the
+// read that brought it completed (events that came in one read share it).
 async function* serverEvents(response) {
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = "";
   for (;;) {
     const { value, done } = await reader.read();
     if (done) return;
+    const time = performance.now();
     buffer += value.replaceAll("\r\n", "\n");
     for (let end; (end = buffer.indexOf("\n\n")) >= 0; ) {
       const lines = buffer.slice(0, end).split("\n");
       buffer = buffer.slice(end + 2);
       const data = lines.filter((l) => l.startsWith("data:")).map((l) => l.slice(5).trimStart());
-      if (data.length) yield data.join("\n");
+      if (data.length) yield { data: data.join("\n"), time };
     }
   }
 }
 
-// The parts of one assistant message on screen, filled in as deltas arrive.
-class AssistantView {
-  constructor() {
-    this.node = addMessage("assistant", "Assistant");
-    this.reasoning = element("details", "reasoning");
-    this.reasoning.hidden = true;
-    this.summary = element("summary", "", "Thinking…");
-    this.reasoningText = element("div", "reasoning-text");
-    this.reasoning.append(this.summary, this.reasoningText);
-    this.answer = element("div", "answer");
-    this.tools = element("div", "tool-calls");
-    this.node.append(this.reasoning, this.answer, this.tools);
-    this.calls = []; // {id, name, arguments, view}
-  }
-  addReasoning(text) {
-    this.reasoning.hidden = false;
-    this.reasoningText.textContent += text;
-  }
-  addContent(text) {
-    this.answer.textContent += text;
-  }
-  addToolDelta(delta) {
-    let call = this.calls[delta.index];
-    if (!call) {
-      call = { id: delta.id, name: delta.function?.name ?? "", arguments: "" };
-      call.view = element("div", "tool-call");
-      call.nameView = element("div", "tool-name", `${call.name}(…)`);
-      call.argsView = element("pre", "tool-args");
-      call.view.append(call.nameView, call.argsView);
-      this.tools.append(call.view);
-      this.calls[delta.index] = call;
-    }
-    call.arguments += delta.function?.arguments ?? "";
-    call.argsView.textContent = call.arguments;
-  }
-  finish(finishReason, usage, seconds) {
-    this.summary.textContent = `Reasoning (${this.reasoningText.textContent.length} characters)`;
-    for (const call of this.calls) {
-      call.nameView.textContent = call.name;
-      try {
-        call.argsView.textContent = JSON.stringify(JSON.parse(call.arguments), null, 2);
-      } catch {} // left as sent
-    }
-    const parts = [];
-    if (usage) parts.push(`${usage.completion_tokens} tokens in ${seconds.toFixed(1)} s`);
-    if (finishReason === "length") parts.push("cut at max_tokens");
-    if (finishReason === "abort") parts.push("stopped");
-    if (parts.length) this.node.append(element("div", "stats", parts.join(" · ")));
-  }
-}
-
-// Lets the user answer each tool call; the reply is requested once every call has its result
-// (all of them are taken back, to be sent again, when that request fails).
-function askForToolResults(view) {
-  const results = new Map(); // call id → result text
-  const fields = [];
-  for (const call of view.calls) {
-    const form = element("form", "tool-result");
-    const input = element("textarea");
-    input.rows = 1;
-    input.placeholder = `result of ${call.name} (text or JSON)`;
-    const button = element("button", "", "Send result");
-    form.append(input, button);
-    call.view.append(form);
-    fields.push(input, button);
-    form.addEventListener("submit", async (event) => {
-      event.preventDefault();
-      if (controller) return;
-      results.set(call.id, input.value);
-      input.disabled = button.disabled = true;
-      if (results.size < view.calls.length) return;
-      conversation.push(...view.calls.map((c) => ({ role: "tool", tool_call_id: c.id, content: results.get(c.id) })));
-      if (!(await generate())) {
-        conversation.splice(-view.calls.length);
-        results.clear();
-        for (const field of fields) field.disabled = false;
-      }
-    });
-  }
-}
-
-// Streams the assistant's reply to the conversation so far. False when the request failed
-// before any reply (the caller takes its turn back).
-async function generate() {
+// Streams the assistant's reply to `conversation` and appends it there. Returns null, or the
+// error's text when the request failed before any reply (the caller takes its turn back and
+// shows it). Times: TTFT from the request to the first reasoning, content or tool-call delta;
+// tok/s over the tokens after the first, from the first delta's arrival to the last's. When they
+// all came in one read (a fast model, or a proxy that buffers the stream) that span timed nothing,
+// and tok/s is over the whole request instead: a lower bound.
+async function generate(conversation) {
   let body;
   try {
-    body = requestBody();
+    body = requestBody(conversation);
   } catch (error) {
-    showError(error.message);
-    return false;
+    return error.message;
   }
   setBusy(true);
-  const started = performance.now(), chat = chatNumber;
-  let view = null, finishReason = null, usage = null;
+  const started = performance.now();
+  let first = null, last = null, view = null, finishReason = null, usage = null;
   try {
     const response = await fetch("v1/chat/completions", {
       method: "POST", headers: headers(), body: JSON.stringify(body), signal: controller.signal,
     });
-    if (!response.ok) {
-      showError(await failureText(response));
-      return false;
-    }
+    if (!response.ok) return await failureText(response);
     view = new AssistantView();
-    for await (const data of serverEvents(response)) {
+    $("messages").append(view.node);
+    for await (const { data, time } of serverEvents(response)) {
       if (data === "[DONE]") break;
       const chunk = JSON.parse(data);
       if (chunk.error) throw new Error(chunk.error.message);
@@ -232,71 +138,279 @@ async function generate() {
       if (reasoning) view.addReasoning(reasoning);
       if (delta.content) view.addContent(delta.content);
       for (const call of delta.tool_calls ?? []) view.addToolDelta(call);
+      if (reasoning || delta.content || delta.tool_calls?.length) {
+        last = time;
+        first ??= time;
+      }
       if (choice.finish_reason) finishReason = choice.finish_reason;
       scrollToEnd();
     }
   } catch (error) {
-    if (error.name === "AbortError") finishReason = "abort";
-    else showError(error.message);
-    if (!view) return false;
+    let text = error.message;
+    if (error.name === "AbortError") {
+      finishReason = "abort";
+      text = "Stopped before the reply began.";
+    }
+    else if (error instanceof TypeError) { // fetch's "Failed to fetch": no connection
+      status.markUnreachable();
+      text = `${unreachableText()[0].toUpperCase()}${unreachableText().slice(1)}: is minimax serve running?`;
+    }
+    if (!view) return text;
+    if (finishReason !== "abort") showError(text);
   } finally {
     setBusy(false);
   }
-  view.finish(finishReason, usage, (performance.now() - started) / 1000);
-  if (chat !== chatNumber) return true;
-  const message = { role: "assistant", content: view.answer.textContent || null };
-  if (view.reasoningText.textContent) message.reasoning_content = view.reasoningText.textContent;
-  if (view.calls.length) {
-    message.tool_calls = view.calls.map((c) => ({
-      id: c.id, type: "function", function: { name: c.name, arguments: c.arguments },
-    }));
-  } else {
-    message.content ??= "";
+  const stats = { finish_reason: finishReason, seconds: (performance.now() - started) / 1000 };
+  if (first !== null) stats.ttft_seconds = (first - started) / 1000;
+  if (usage) stats.completion_tokens = usage.completion_tokens;
+  if (usage?.completion_tokens > 0) {
+    const timed = usage.completion_tokens > 1 && last > first; // deltas came in more than one read
+    stats.tokens_per_second = timed ? (usage.completion_tokens - 1) / ((last - first) / 1000)
+                                    : usage.completion_tokens / stats.seconds;
+    stats.rate_over = timed ? "generation" : "request";
   }
-  conversation.push(message);
-  if (view.calls.length && finishReason === "tool_calls") askForToolResults(view);
-  return true;
+  view.finish(stats);
+  conversation.messages.push(view.message(stats));
+  view.node.dataset.index = conversation.messages.length - 1;
+  save(conversation);
+  if (conversation === current) renderActions();
+  return null;
 }
 
 function setBusy(busy) {
   controller = busy ? new AbortController() : null;
   $("send").disabled = busy;
   $("stop").disabled = !busy;
+  renderActions();
+}
+
+// Draws the open conversation from its messages.
+function renderConversation() {
+  const box = $("messages");
+  box.replaceChildren();
+  if (!current) {
+    box.append(element("p", "empty", "Start a conversation: type a message below."));
+    return;
+  }
+  current.messages.forEach((message, index) => {
+    let node;
+    if (message.role === "user") node = userView(message);
+    else if (message.role === "assistant") node = AssistantView.fromMessage(message).node;
+    else node = toolResultView(message);
+    node.dataset.index = index;
+    box.append(node);
+  });
+  renderActions();
+  scrollToEnd();
+}
+
+// The buttons that change the conversation: Edit on each user message, Regenerate on the last
+// reply, and a result box for each tool call the last reply made. None while a reply streams.
+function renderActions() {
+  for (const old of document.querySelectorAll("#messages .actions, #messages .tool-result")) old.remove();
+  if (!current || controller) return;
+  const messages = current.messages;
+  for (const node of document.querySelectorAll("#messages .message.user[data-index]")) {
+    const index = Number(node.dataset.index);
+    const bar = element("div", "actions");
+    const edit = button("edit", "Edit", "Edit this message and send it again");
+    edit.addEventListener("click", () => editMessage(node, index));
+    bar.append(edit);
+    node.append(bar);
+  }
+  const lastNode = $("messages").querySelector(".message.assistant:last-child");
+  if (!lastNode || messages.at(-1)?.role !== "assistant") return;
+  const bar = element("div", "actions");
+  const again = button("regenerate", "Regenerate", "Ask for this reply again");
+  again.addEventListener("click", regenerate);
+  bar.append(again);
+  lastNode.append(bar);
+  if (messages.at(-1).tool_calls?.length) askForToolResults(lastNode, messages.at(-1).tool_calls);
+}
+
+// Lets the user answer each tool call; the reply is requested once every call has its result.
+function askForToolResults(node, calls) {
+  const results = new Map(); // call id → result text
+  calls.forEach((call, i) => {
+    const form = element("form", "tool-result");
+    const input = element("textarea");
+    input.rows = 1;
+    input.placeholder = `result of ${call.function.name} (text or JSON)`;
+    const send = element("button", "", "Send result");
+    form.append(input, send);
+    node.querySelectorAll(".tool-call")[i]?.append(form);
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      if (controller) return;
+      results.set(call.id, input.value);
+      input.disabled = send.disabled = true;
+      if (results.size < calls.length) return;
+      const conversation = current;
+      const answers = calls.map((c) => ({ role: "tool", tool_call_id: c.id, content: results.get(c.id) }));
+      conversation.messages.push(...answers);
+      renderConversation();
+      const error = await generate(conversation);
+      if (error) takeBack(conversation, answers.length, error);
+    });
+  });
+}
+
+// Undoes the last `count` messages after a request that got no reply, and says why.
+function takeBack(conversation, count, error) {
+  conversation.messages.splice(-count);
+  save(conversation);
+  if (conversation !== current) return;
+  renderConversation();
+  showError(error);
 }
 
 async function send(event) {
   event.preventDefault();
   const text = $("prompt").value;
   if (controller || !text.trim()) return;
-  const node = addMessage("user", "You");
-  node.append(element("div", "user-text", text));
-  conversation.push({ role: "user", content: text });
+  if (!current) openConversation(store.create(text));
+  const conversation = current;
+  conversation.messages.push({ role: "user", content: text });
   $("prompt").value = "";
-  if (!(await generate())) { // take the turn back, so that sending again retries it
-    conversation.pop();
-    node.remove();
-    $("prompt").value = text;
+  renderConversation();
+  const error = await generate(conversation);
+  if (!error) return;
+  const wasOpen = conversation === current;
+  takeBack(conversation, 1, error);
+  if (!conversation.messages.length) { // a new chat whose first message got no reply: not kept
+    store.remove(conversation);
+    if (wasOpen) {
+      current = null;
+      store.setOpen(null);
+    }
+    renderList();
   }
+  if (wasOpen) $("prompt").value = text; // sending again retries it
 }
 
-function newChat() {
-  controller?.abort();
-  chatNumber++;
-  conversation.length = 0;
-  $("messages").replaceChildren();
-  $("prompt").focus();
+async function regenerate() {
+  if (controller) return;
+  const conversation = current;
+  const old = conversation.messages.pop();
+  renderConversation();
+  const error = await generate(conversation);
+  if (!error) return;
+  conversation.messages.push(old);
+  takeBack(conversation, 0, error);
+}
+
+function editMessage(node, index) {
+  const text = node.querySelector(".user-text");
+  const editor = element("form", "editor");
+  const area = element("textarea");
+  area.value = current.messages[index].content;
+  area.rows = Math.min(10, area.value.split("\n").length + 1);
+  const resend = element("button", "resend", "Send");
+  const cancel = button("", "Cancel");
+  editor.append(area, resend, cancel);
+  text.replaceWith(editor);
+  node.querySelector(".actions")?.remove();
+  area.focus();
+  cancel.addEventListener("click", renderConversation);
+  editor.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (controller || !area.value.trim()) return;
+    const conversation = current;
+    const removed = conversation.messages.splice(index);
+    conversation.messages.push({ role: "user", content: area.value });
+    renderConversation();
+    const error = await generate(conversation);
+    if (!error) return;
+    conversation.messages.splice(index, 1, ...removed); // the conversation as it was
+    takeBack(conversation, 0, error);
+  });
+}
+
+function openConversation(conversation) {
+  controller?.abort(); // a reply still arriving is kept in its own conversation
+  current = conversation;
+  store.setOpen(conversation);
+  renderConversation();
+  renderList();
+  closeDrawers();
+}
+
+function deleteConversation(conversation) {
+  if (!confirm(`Delete the conversation "${conversation.title}"?`)) return;
+  store.remove(conversation);
+  if (conversation === current) openConversation(null);
+  renderList();
+}
+
+function renameConversation(item, conversation) {
+  const input = element("input", "rename-input");
+  input.value = conversation.title;
+  input.ariaLabel = "New title";
+  item.querySelector(".open-conversation").replaceWith(input);
+  input.focus();
+  input.select();
+  let done = false;
+  const finish = (keep) => {
+    if (done) return;
+    done = true;
+    if (keep) store.rename(conversation, input.value);
+    renderList();
+  };
+  input.addEventListener("keydown", (event) => {
+    if (event.key === "Enter") finish(true);
+    if (event.key === "Escape") finish(false);
+  });
+  input.addEventListener("blur", () => finish(true));
+}
+
+function renderList() {
+  const list = $("conversation_list");
+  list.replaceChildren();
+  for (const conversation of store.list) {
+    const item = element("li", conversation === current ? "current" : "");
+    const open = button("open-conversation", conversation.title);
+    if (conversation === current) open.ariaCurrent = "page";
+    open.addEventListener("click", () => openConversation(conversation));
+    const rename = button("rename", "✎", `Rename "${conversation.title}"`);
+    rename.addEventListener("click", () => renameConversation(item, conversation));
+    const remove = button("delete", "×", `Delete "${conversation.title}"`);
+    remove.addEventListener("click", () => deleteConversation(conversation));
+    item.append(open, rename, remove);
+    list.append(item);
+  }
+  if (!store.list.length) list.append(element("li", "empty", "No conversations yet"));
+}
+
+// On a narrow screen the chat list and the settings are drawers over the conversation.
+function toggleDrawer(id) {
+  const open = !$(id).classList.contains("open");
+  closeDrawers();
+  $(id).classList.toggle("open", open);
+  $("backdrop").hidden = !open;
+}
+
+function closeDrawers() {
+  for (const id of ["conversations", "settings"]) $(id).classList.remove("open");
+  $("backdrop").hidden = true;
 }
 
 for (const id of SETTINGS) {
-  const saved = localStorage.getItem(STORAGE_PREFIX + id);
+  const saved = localStorage.getItem(SETTINGS_PREFIX + id);
   if (saved !== null) $(id).value = saved;
-  $(id).addEventListener("input", () => localStorage.setItem(STORAGE_PREFIX + id, $(id).value));
+  $(id).addEventListener("input", () => localStorage.setItem(SETTINGS_PREFIX + id, $(id).value));
 }
-$("api_key").addEventListener("change", showModel);
+$("api_key").addEventListener("change", () => status.refresh());
 $("composer").addEventListener("submit", send);
 $("prompt").addEventListener("keydown", (event) => {
   if (event.key === "Enter" && !event.shiftKey && !event.isComposing) send(event);
 });
 $("stop").addEventListener("click", () => controller?.abort());
-$("new_chat").addEventListener("click", newChat);
-showModel();
+$("new_chat").addEventListener("click", () => openConversation(null));
+$("show_chats").addEventListener("click", () => toggleDrawer("conversations"));
+$("show_settings").addEventListener("click", () => toggleDrawer("settings"));
+for (const close of document.querySelectorAll(".close-drawer")) close.addEventListener("click", closeDrawers);
+$("backdrop").addEventListener("click", closeDrawers);
+document.addEventListener("keydown", (event) => event.key === "Escape" && closeDrawers());
+renderConversation();
+renderList();
+status.refresh();

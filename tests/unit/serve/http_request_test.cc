@@ -172,6 +172,8 @@ TEST(ReadHttpHead, RefusalsSayWhy) {
       refusal_status("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nExpect: 200-ok\r\n\r\n"),
       417);
   EXPECT_EQ(refusal_status("GET / HTTP/1.1\r\nHost: x\r\n\r\n"), 0);
+  // A DELETE without a length has no body, as the OpenAI client sends DELETE /v1/responses/{id}.
+  EXPECT_EQ(refusal_status("DELETE /v1/responses/r HTTP/1.1\r\nHost: x\r\n\r\n"), 0);
 }
 
 // Feeds `body` to a reader in pieces of `piece` bytes; returns the last step.

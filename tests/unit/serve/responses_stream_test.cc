@@ -187,32 +187,55 @@ TEST(ResponsesResponse, SseNamesTheEventAndNumbersIt) {
                                    "message":"temperature: bad","param":"temperature"})"));
 }
 
-TEST(ResponseStore, KeepsConversationsAndEvictsTheOldest) {
+TEST(ResponseStore, KeepsResponsesAndConversationsAndEvictsTheOldest) {
   ResponseStore store(/*max_responses=*/2, /*max_bytes=*/1000);
   const Json a = Json::parse(R"([{"role":"user","content":"a"}])");
-  store.put("resp_a", a);
-  store.put("resp_b", Json::parse(R"([{"role":"user","content":"b"}])"));
-  EXPECT_EQ(store.find("resp_a"), a);
-  store.put("resp_c", Json::parse(R"([{"role":"user","content":"c"}])"));
-  EXPECT_FALSE(store.find("resp_a"));  // the oldest went first
-  EXPECT_TRUE(store.find("resp_b"));
-  EXPECT_TRUE(store.find("resp_c"));
+  const Json a_response = Json::parse(R"({"id":"resp_a","object":"response"})");
+  store.put("resp_a", a, a_response);
+  store.put("resp_b", Json::parse(R"([{"role":"user","content":"b"}])"), Json::object());
+  EXPECT_EQ(store.find_conversation("resp_a"), a);
+  EXPECT_EQ(store.find_response("resp_a"), a_response);
+  store.put("resp_c", Json::parse(R"([{"role":"user","content":"c"}])"), Json::object());
+  EXPECT_FALSE(store.find_conversation("resp_a"));  // the oldest went first
+  EXPECT_FALSE(store.find_response("resp_a"));
+  EXPECT_TRUE(store.find_conversation("resp_b"));
+  EXPECT_TRUE(store.find_conversation("resp_c"));
   EXPECT_EQ(store.size(), 2u);
-  EXPECT_FALSE(store.find("resp_unknown"));
+  EXPECT_FALSE(store.find_conversation("resp_unknown"));
+  EXPECT_FALSE(store.find_response("resp_unknown"));
 }
 
-TEST(ResponseStore, TheByteBoundEvictsTooAndOversizedIsNotKept) {
+TEST(ResponseStore, TheByteBoundCountsBothTextsEvictsAndOversizedIsNotKept) {
   ResponseStore store(/*max_responses=*/100, /*max_bytes=*/100);
-  const Json forty = Json::array({std::string(36, 'x')});  // 40 bytes as JSON text
-  store.put("1", forty);
-  store.put("2", forty);
-  store.put("3", forty);  // 120 > 100: "1" goes
-  EXPECT_FALSE(store.find("1"));
-  EXPECT_TRUE(store.find("2") && store.find("3"));
-  EXPECT_EQ(store.bytes(), 80u);
-  store.put("big", Json::array({std::string(200, 'x')}));
-  EXPECT_FALSE(store.find("big"));
-  EXPECT_TRUE(store.find("2"));  // nothing was evicted for it
+  const Json forty = Json::array({std::string(32, 'x')});  // 36 bytes as JSON text
+  const Json empty = Json::object();                       // "{}": 2 bytes
+  store.put("1", forty, empty);                            // 38 bytes each
+  store.put("2", forty, empty);
+  EXPECT_EQ(store.bytes(), 76u);
+  store.put("3", forty, empty);  // 114 > 100: "1" goes
+  EXPECT_FALSE(store.find_conversation("1"));
+  EXPECT_TRUE(store.find_conversation("2") && store.find_conversation("3"));
+  EXPECT_EQ(store.bytes(), 76u);
+  store.put("big", Json::array({std::string(60, 'x')}), Json::array({std::string(60, 'x')}));
+  EXPECT_FALSE(store.find_response("big"));   // 128 bytes on its own: not kept
+  EXPECT_TRUE(store.find_conversation("2"));  // nothing was evicted for it
+}
+
+TEST(ResponseStore, EraseForgetsOneResponseAndItsBytes) {
+  ResponseStore store(/*max_responses=*/3, /*max_bytes=*/1000);
+  for (const char* id : {"a", "b", "c"}) store.put(id, Json::array(), Json::object());
+  EXPECT_TRUE(store.erase("b"));
+  EXPECT_FALSE(store.erase("b"));  // already gone
+  EXPECT_FALSE(store.erase("unknown"));
+  EXPECT_FALSE(store.find_response("b"));
+  EXPECT_EQ(store.size(), 2u);
+  EXPECT_EQ(store.bytes(), 8u);  // "[]" + "{}" for each of a and c
+  // The freed place is used: two more fit before "a", the oldest, goes.
+  store.put("d", Json::array(), Json::object());
+  EXPECT_TRUE(store.find_response("a"));
+  store.put("e", Json::array(), Json::object());
+  EXPECT_FALSE(store.find_response("a"));
+  EXPECT_TRUE(store.find_response("c") && store.find_response("d") && store.find_response("e"));
 }
 
 }  // namespace

@@ -23,6 +23,8 @@ TEST(RouteTable, EveryRouteThatRunsTheModelOrTheTokenizerNeedsTheKey) {
       {"/v1/chat/completions", "POST", &OpenAiService::chat_completions},
       {"/v1/completions", "POST", &OpenAiService::completions},
       {"/v1/responses", "POST", &OpenAiService::responses},
+      {"/v1/responses/resp_1", "GET", &OpenAiService::retrieve_response},
+      {"/v1/responses/resp_1", "DELETE", &OpenAiService::delete_response},
       {"/v1/messages", "POST", &OpenAiService::messages},
       {"/v1/messages/count_tokens", "POST", &OpenAiService::count_message_tokens},
       {"/tokenize", "POST", &OpenAiService::tokenize},
@@ -32,12 +34,12 @@ TEST(RouteTable, EveryRouteThatRunsTheModelOrTheTokenizerNeedsTheKey) {
   };
   for (const auto& g : guarded) {
     SCOPED_TRACE(g.path);
-    const Route* route = find_route(g.path);
+    const Route* route = find_route(g.path, g.method);
     ASSERT_NE(route, nullptr);
     EXPECT_TRUE(route->handler == g.handler);
     EXPECT_TRUE(route->needs_key);
     const RouteAccess access = route_access(g.path);
-    EXPECT_EQ(access.methods, g.method);
+    EXPECT_NE(access.methods.find(g.method), std::string::npos) << access.methods;
     EXPECT_TRUE(access.needs_key);
     EXPECT_FALSE(access.at_once);  // they run the model or the tokenizer: on a worker
   }
@@ -60,7 +62,8 @@ TEST(RouteTable, HealthMetricsAndThePageAreOpen) {
 TEST(RouteTable, UnknownPathsAreClosed) {
   for (std::string path : {"/v1/nothing", "/v1/models/", "/tokenize/x", "/x", "", "/v1/"}) {
     SCOPED_TRACE(path);
-    EXPECT_EQ(find_route(path), nullptr);
+    for (std::string method : {"GET", "POST", "DELETE"})
+      EXPECT_EQ(find_route(path, method), nullptr);
     const RouteAccess access = route_access(path);
     EXPECT_EQ(access.methods, "");
     EXPECT_TRUE(access.needs_key);
@@ -70,9 +73,37 @@ TEST(RouteTable, UnknownPathsAreClosed) {
 // A model id is the rest of the path, slashes included.
 TEST(RouteTable, ModelIdIsTheRestOfThePath) {
   const std::string path = "/v1/models/MiniMaxAI/MiniMax-M2";
-  const Route* route = find_route(path);
+  const Route* route = find_route(path, "GET");
   ASSERT_NE(route, nullptr);
   EXPECT_EQ(path.substr(route->path.size()), "MiniMaxAI/MiniMax-M2");
+}
+
+// A path that several rows answer lists all their methods (the transport's 405 and Allow header
+// read the list), and each method finds its own row.
+TEST(RouteTable, AStoredResponseAnswersGetAndDelete) {
+  const std::string path = "/v1/responses/resp_abc";
+  EXPECT_EQ(route_access(path).methods, "GET,DELETE");
+  EXPECT_TRUE(find_route(path, "GET")->handler == &OpenAiService::retrieve_response);
+  EXPECT_TRUE(find_route(path, "DELETE")->handler == &OpenAiService::delete_response);
+  EXPECT_EQ(find_route(path, "POST"), nullptr);  // a 405, not a 404: the path is known
+  EXPECT_EQ(route_access("/v1/responses").methods, "POST");
+  EXPECT_EQ(route_access("/v1/responses/").methods, "");  // no id
+}
+
+// Rows that answer one path agree on its key rule and on where it runs: route_access reports one.
+TEST(RouteTable, RowsOfOnePathShareTheirKeyRule) {
+  for (std::string path : {"/v1/responses/resp_abc", "/v1/models/m", "/", "/health"}) {
+    SCOPED_TRACE(path);
+    int rows = 0;
+    for (std::string method : {"GET", "POST", "DELETE"}) {
+      const Route* route = find_route(path, method);
+      if (route == nullptr) continue;
+      ++rows;
+      EXPECT_EQ(route->needs_key, route_access(path).needs_key);
+      EXPECT_EQ(route->at_once, route_access(path).at_once);
+    }
+    EXPECT_GE(rows, 1);
+  }
 }
 
 }  // namespace
