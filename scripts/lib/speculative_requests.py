@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Issue 37's serve check: a server with --speculative-config answers exactly as a plain one.
 
-Usage: speculative_requests.py HOST PLAIN_PORT SPEC_PORT [--time]
+Usage: speculative_requests.py HOST PLAIN SPEC_PORT [--time]
+       speculative_requests.py HOST PLAIN_PORT --save FILE
+
+PLAIN is the plain server's port, or a FILE of its answers saved with --save (for servers that
+cannot run at once, such as two MPI jobs).
 
 Greedy chat completions (copy tasks, arithmetic, needles, a tool call) are sent to both servers,
 one at a time and then eight at a time (drafting sequences beside plain ones), streamed and not;
@@ -16,7 +20,7 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-HOST, PLAIN, SPEC = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+HOST, PLAIN, SPEC = sys.argv[1], sys.argv[2], sys.argv[3]
 TIME = "--time" in sys.argv[4:]
 
 WORDS = ("the small green house stands near old river and every morning bird sings over quiet "
@@ -90,12 +94,21 @@ def metric(port, name):
 
 def main():
     fails = 0
-    want = answers(PLAIN, False, False)
+    if SPEC == "--save":
+        with open(sys.argv[4], "w") as f:
+            json.dump(answers(int(PLAIN), False, False), f)
+        return
+    if PLAIN.isdigit():
+        want = answers(int(PLAIN), False, False)
+    else:
+        with open(PLAIN) as f:
+            want = [tuple(a) for a in json.load(f)]
+    spec_port = int(SPEC)
     copies_right = sum(a[0].strip() == t for a, t in zip(want, COPIES))
     print(f"ok plain server: {copies_right} of {len(COPIES)} copy tasks exact")
     for concurrent in (False, True):
         for stream in (False, True):
-            got = answers(SPEC, concurrent, stream)
+            got = answers(spec_port, concurrent, stream)
             label = f"{'8 at a time' if concurrent else 'one at a time'}, " \
                     f"{'streamed' if stream else 'not streamed'}"
             bad = [i for i, (a, b) in enumerate(zip(want, got)) if a != b]
@@ -105,15 +118,15 @@ def main():
                     print(f"FAIL {label}: {QUESTIONS[i]!r}: plain {want[i]!r} speculative {got[i]!r}")
             else:
                 print(f"ok {label}: {len(got)} answers equal the plain server's")
-    accepted = metric(SPEC, "vllm:spec_decode_num_accepted_tokens_total")
-    drafts = metric(SPEC, "vllm:spec_decode_num_drafts_total")
+    accepted = metric(spec_port, "vllm:spec_decode_num_accepted_tokens_total")
+    drafts = metric(spec_port, "vllm:spec_decode_num_drafts_total")
     if not accepted or not drafts:
         fails += 1
         print(f"FAIL metrics: drafts {drafts}, accepted tokens {accepted}")
     else:
         print(f"ok metrics: {drafts:.0f} verify steps with drafts, {accepted:.0f} tokens accepted")
     if TIME:
-        for name, port in (("plain", PLAIN), ("speculative", SPEC)):
+        for name, port in (("plain", int(PLAIN)), ("speculative", spec_port)):
             best = 1e9
             for _ in range(3):
                 start = time.perf_counter()
