@@ -39,7 +39,7 @@ echo "ok   $count recipes pass the preflight (cuda ones refused as not built)"
 
 # The dry run prints the memory plan of the model it would load.
 out=$("$MINIMAX" serve --config recipes/minimax-m3-tiny.yaml --port 0 --dry-run)
-for line in 'memory plan' 'weights' 'KV per token   1216 bytes per rank' 'decode bound'; do
+for line in 'memory plan' 'weights' 'KV per token   2432 bytes per rank' 'decode bound'; do
   grep -q "$line" <<<"$out" || { echo "FAIL no '$line' in: $out"; exit 1; }
 done
 echo "ok   --dry-run prints the memory plan"
