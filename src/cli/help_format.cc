@@ -135,6 +135,13 @@ std::string WrappingFormatter::make_subcommand(const CLI::App* sub) const {
   return entry(sub->get_display_name(), sub->get_description());
 }
 
+std::string WrappingFormatter::make_description(const CLI::App* app) const {
+  if (app->get_description().empty()) return "";
+  std::string out;
+  for (const std::string& line : wrap_words(app->get_description(), width_)) out += line + "\n";
+  return out;
+}
+
 void format_help_of(CLI::App& app) {
   group_flags(app);
   set_formatter(app, std::make_shared<WrappingFormatter>(help_width()));

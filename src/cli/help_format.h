@@ -22,6 +22,7 @@ class WrappingFormatter : public CLI::Formatter {
   explicit WrappingFormatter(size_t width) : width_(width) { column_width(30); }
   std::string make_option(const CLI::Option* opt, bool is_positional) const override;
   std::string make_subcommand(const CLI::App* sub) const override;
+  std::string make_description(const CLI::App* app) const override;
 
  private:
   std::string entry(const std::string& name, const std::string& description) const;

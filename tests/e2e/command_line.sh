@@ -101,7 +101,8 @@ expect_error "download it first" inspect MiniMaxAI/MiniMax-M2.5
 check "inspect DIR prints the memory plan and the decode bound at --bandwidth-gbs" \
   grep -q "decode bound .* 10.0 GB/s read (--bandwidth-gbs)" "$WORK/inspect.out"
 "$MINIMAX" inspect --hf-config "$ROOT/models/configs/minimax-m2.5-fp8.config.json" --layout fp8-block \
-  --tensor-parallel-size 2 --enable-expert-parallel --host-memory-gib 192 --bandwidth-gbs 100 \
+  --tensor-parallel-size 2 --enable-expert-parallel --kv-cache-dtype bf16 --host-memory-gib 192 \
+  --bandwidth-gbs 100 \
   >"$WORK/plan.out"
 check "inspect --hf-config M2.5 over 2 ranks: 126,976 KV bytes per token per rank" \
   grep -q "KV per token   126976 bytes per rank (253952 for the whole model)" "$WORK/plan.out"
