@@ -24,6 +24,7 @@
 #include "cli/bench_sweep.h"
 #include "cli/commands.h"
 #include "cli/kv_cache_flag.h"
+#include "cli/kv_memory.h"
 #include "cli/model_flag.h"
 #include "cli/model_path_check.h"
 #include "cli/parallel_flags.h"
@@ -246,6 +247,7 @@ ModelOptions bench_model_options(const BenchArgs& args, ThreadPool& pool) {
   options.pool = &pool;
   options.parallel = args.parallel;
   options.show_load_progress = !args.quiet;
+  options.memory_available_bytes = available_memory_per_rank();
   return options;
 }
 

@@ -95,6 +95,8 @@ int64_t available_memory_bytes() {
   return bytes;
 }
 
+int64_t available_memory_per_rank() { return available_memory_bytes() / ranks_on_this_host(); }
+
 int64_t usable_memory_bytes() {
   int64_t bytes = mem_total_of_meminfo(meminfo_text());
   const int64_t limit = bytes_of_cgroup_limit(

@@ -36,6 +36,10 @@ int64_t usable_memory_bytes();
 // MemAvailable of /proc/meminfo (what can be had without swapping), lowered to what the cgroup's
 // limit leaves (memory.max − memory.current) when one is set; 0 when unknown.
 int64_t available_memory_bytes();
+// available_memory_bytes() shared by this host's ranks (ranks_on_this_host), each of which loads
+// its own share of the weights; 0 when unknown. What the load's prefault decision compares the
+// weights with (model/model_weights.h should_prefault).
+int64_t available_memory_per_rank();
 // A cgroup memory limit's text ("max", "8589934592") as bytes; 0 when it sets none.
 int64_t bytes_of_cgroup_limit(std::string_view text);
 // The `MemTotal: N kB` line of a /proc/meminfo text as bytes; 0 when absent.

@@ -347,6 +347,7 @@ void run_serve(const ServeArgs& args) {
   model_options.threads = args.threads;
   model_options.parallel = args.parallel;
   model_options.show_load_progress = !args.quiet;
+  model_options.memory_available_bytes = available_memory_per_rank();
   model = TextModel::load(args.model, model_options, ranks());
   if (follow_rank0(model->model())) return;  // HTTP and scheduling are rank 0's
   if (!args.chat_template.empty()) model->set_chat_template(pre.chat_template, args.chat_template);
