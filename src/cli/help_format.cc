@@ -142,6 +142,13 @@ std::string WrappingFormatter::make_description(const CLI::App* app) const {
   return out;
 }
 
+std::string WrappingFormatter::make_footer(const CLI::App* app) const {
+  if (app->get_footer().empty()) return "";
+  std::string out;
+  for (const std::string& line : wrap_words(app->get_footer(), width_)) out += line + "\n";
+  return out;
+}
+
 void format_help_of(CLI::App& app) {
   group_flags(app);
   set_formatter(app, std::make_shared<WrappingFormatter>(help_width()));

@@ -23,6 +23,7 @@ class WrappingFormatter : public CLI::Formatter {
   std::string make_option(const CLI::Option* opt, bool is_positional) const override;
   std::string make_subcommand(const CLI::App* sub) const override;
   std::string make_description(const CLI::App* app) const override;
+  std::string make_footer(const CLI::App* app) const override;  // parse's stdin/stdout formats
 
  private:
   std::string entry(const std::string& name, const std::string& description) const;

@@ -26,6 +26,7 @@ TEST(HelpFormat, LongDescriptionsAndNamesFitTheWidthAndFlagsAreGrouped) {
   for (const size_t width : {60, 80, 100}) {
     CLI::App app{"test", "minimax"};
     auto* serve = app.add_subcommand("serve", std::string(200, 'd'));
+    serve->footer("stdin: " + std::string(120, 'f') + " and words after it\nstdout: the rest");
     std::string s;
     double u = 0;
     int port = 0;
@@ -42,6 +43,7 @@ TEST(HelpFormat, LongDescriptionsAndNamesFitTheWidthAndFlagsAreGrouped) {
     const std::string help = serve->help();
     EXPECT_LE(widest_line(help), width) << help;
     EXPECT_LE(widest_line(app.help()), width) << app.help();
+    EXPECT_NE(help.find("stdout: the rest"), std::string::npos) << help;  // the footer's lines
     EXPECT_NE(help.find("Server:"), std::string::npos) << help;
     EXPECT_NE(help.find("Memory and KV cache:"), std::string::npos) << help;
   }
