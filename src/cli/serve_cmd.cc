@@ -62,6 +62,7 @@ struct ServeArgs {
   ParallelRequest parallel;
   std::string kv_cache_dtype = "auto", activations, speculative_config;
   std::string allowed_origins, allowed_methods = "*", allowed_headers = "*";  // serve/cors.h
+  bool allow_credentials = false;
   bool batch_invariant = false;
   double memory_utilization = 0.9;
   bool allow_long_context = false;
@@ -171,6 +172,8 @@ Preflight check_before_loading(const ServeArgs& args, bool serves_http) {
     pre.cors.methods = parse_cors_list(args.allowed_methods, "--allowed-methods");
     pre.cors.headers = parse_cors_list(args.allowed_headers, "--allowed-headers");
   }
+  pre.cors.allow_credentials = args.allow_credentials;
+  check_cors_options(pre.cors);
   if (serves_http) {
     if (const std::string warning = check_api_key(api_key_of(args), args.host); !warning.empty())
       log_warn("serve: {}", warning);
@@ -503,6 +506,9 @@ void register_serve(CLI::App& app) {
       ->group("CORS");
   cmd->add_option("--allowed-headers", args->allowed_headers,
                   "CORS: request headers a preflight allows (default '*': those it asks for)")
+      ->group("CORS");
+  cmd->add_flag("--allow-credentials", args->allow_credentials,
+                "CORS: allow credentials (cookies) from the listed origins; not with '*'")
       ->group("CORS");
   cmd->add_option("--moe-path", args->moe_path, "MoE path: fast, or dequant (experts as bf16)");
   cmd->add_option("--backend", args->backend, "Kernel backend (cpu)");

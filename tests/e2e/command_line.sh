@@ -93,6 +93,14 @@ check "serve --help has the Server, Parallel and Logging groups" \
 check "serve --help groups --port under Server" \
   bash -c "sed -n '/^Server:/,/^\$/p' '$WORK/help' | grep -q -- '--port'"
 
+# --allow-credentials with every origin is refused before anything loads (browsers would refuse it).
+# (--dry-run prints the flags it checks on stdout first.)
+status=0
+"$MINIMAX" serve "$MODEL" --port 0 --allowed-origins '*' --allow-credentials --dry-run \
+  >/dev/null 2>"$WORK/err" || status=$?
+check "serve --allowed-origins '*' --allow-credentials --dry-run fails (status $status), naming it" \
+  test "$status" -ne 0 -a -n "$(grep -F -- "--allow-credentials: browsers refuse" "$WORK/err")"
+
 # inspect on a bad path names what the path is, as every other command does.
 expect_error "inspect /nonexistent/model: no such directory" inspect /nonexistent/model
 expect_error "download it first" inspect MiniMaxAI/MiniMax-M2.5
