@@ -28,7 +28,8 @@ const std::map<std::string, std::string>& flag_groups() {
     put("Memory and KV cache", {"--max-model-len", "--kv-cache-memory", "--memory-utilization",
                                 "--block-size", "--allow-long-max-model-len", "--kv-cache-dtype",
                                 "--no-enable-prefix-caching", "--enable-prefix-caching"});
-    put("Scheduling", {"--max-num-seqs", "--max-num-batched-tokens", "--grammar-mask-budget-ms"});
+    put("Scheduling", {"--max-num-seqs", "--max-num-batched-tokens", "--grammar-mask-budget-ms",
+                       "--speculative-config"});
     put("Parsers", {"--reasoning-parser", "--tool-call-parser", "--enable-auto-tool-choice"});
     put("Parallel", {"--tensor-parallel-size", "--data-parallel-size", "--enable-expert-parallel",
                      "--threads"});
