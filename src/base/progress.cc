@@ -23,8 +23,24 @@ std::string format_bytes(double bytes) {
   return u == 0 ? fmt::format("{:.0f} B", bytes) : fmt::format("{:.2f} {}", bytes, units[u]);
 }
 
+namespace {
+int current_step = 0, current_steps = 0;  // the live ProgressStep's; 0: none
+}  // namespace
+
+ProgressStep::ProgressStep(int step, int steps) {
+  current_step = step;
+  current_steps = steps;
+}
+
+ProgressStep::~ProgressStep() { current_step = current_steps = 0; }
+
+std::string progress_label(const std::string& label) {
+  if (current_steps == 0) return label;
+  return fmt::format("step {}/{} {}", current_step, current_steps, label);
+}
+
 Progress::Progress(std::string label, uint64_t total, std::string unit)
-    : label_(std::move(label)),
+    : label_(progress_label(label)),
       unit_(std::move(unit)),
       total_(total),
       tty_(::isatty(STDERR_FILENO) == 1) {

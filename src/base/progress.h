@@ -43,4 +43,19 @@ std::string format_bytes(double bytes);
 // the bar shrinks from 30 to 10 cells first, then the text is cut. columns <= 0: unknown (80).
 std::string progress_line(double frac, const std::string& text, int columns);
 
+// A command that shows several bars one after another (make-tiny --format mxfp4 writes the BF16
+// checkpoint, then quantizes it) numbers them, so that the second bar does not read as a restart:
+// while a ProgressStep lives, every bar started is labeled "step N/M <label>". One at a time, from
+// the command's own thread.
+class ProgressStep {
+ public:
+  ProgressStep(int step, int steps);
+  ~ProgressStep();
+  ProgressStep(const ProgressStep&) = delete;
+  ProgressStep& operator=(const ProgressStep&) = delete;
+};
+
+// `label` as a bar started now shows it: "step 1/2 make-tiny" inside ProgressStep(1, 2).
+std::string progress_label(const std::string& label);
+
 }  // namespace minimax

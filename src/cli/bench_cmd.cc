@@ -16,14 +16,17 @@
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/log.h"
 #include "base/progress.h"
 #include "cli/activations_flag.h"
+#include "cli/bench_cpu_share.h"
 #include "cli/bench_depth.h"
 #include "cli/bench_memory.h"
 #include "cli/bench_replay.h"
 #include "cli/bench_sweep.h"
 #include "cli/commands.h"
 #include "cli/kv_cache_flag.h"
+#include "cli/kv_memory.h"
 #include "cli/model_flag.h"
 #include "cli/model_path_check.h"
 #include "cli/parallel_flags.h"
@@ -212,10 +215,6 @@ void print_table(const nlohmann::ordered_json& r, const BenchArgs& args, const M
           gib(m["bound_bytes"]), gib(m["mapped_weight_bytes"]), gib(m["kv_pool_bytes"]),
           gib(m["repacked_weight_bytes"]), gib(m["load_peak_rss_bytes"]),
           m["peak_includes_bandwidth_test"].get<bool>() ? "; includes the bandwidth test" : ""));
-  if (cpu_share < 0.9 || bandwidth_share < 0.9)
-    row("note",
-        "less CPU time than the threads could use: the machine is busy (or threads wait), so "
-        "speeds and bandwidth understate it");
 }
 
 // Tokens the single-stream figures process, for the progress bar.
@@ -246,6 +245,7 @@ ModelOptions bench_model_options(const BenchArgs& args, ThreadPool& pool) {
   options.pool = &pool;
   options.parallel = args.parallel;
   options.show_load_progress = !args.quiet;
+  options.memory_available_bytes = available_memory_per_rank();
   return options;
 }
 
@@ -420,6 +420,10 @@ void run_bench(const BenchArgs& args) {
   m.depth = time_depths(*model, args, m.kv_dtype, pool.size(), memory, bar);
   if (progress) progress->finish();
   const nlohmann::ordered_json out = bench_report(*model, args, options, pool.size(), m, memory);
+  // On stderr in both forms, so that a --json run read by a script is warned too.
+  const std::string low_share = low_cpu_share_warning(
+      {m.t.decode_cpu_share, m.t.prefill_cpu_share, m.bw.cpu_share}, pool.size());
+  if (!low_share.empty()) log_warn("bench: {}", low_share);
   if (args.json) {
     std::printf("%s\n", out.dump(2).c_str());
     return;

@@ -14,6 +14,7 @@
 #include "cli/activations_flag.h"
 #include "cli/commands.h"
 #include "cli/kv_cache_flag.h"
+#include "cli/kv_memory.h"
 #include "cli/model_flag.h"
 #include "cli/model_path_check.h"
 #include "cli/parallel_flags.h"
@@ -88,6 +89,7 @@ void run_chat(const ChatArgs& args) {
   options.threads = args.threads;
   options.parallel = args.parallel;
   options.show_load_progress = !args.quiet;
+  options.memory_available_bytes = available_memory_per_rank();
   auto model = TextModel::load(args.model, options, ranks());
   if (follow_rank0(model->model())) return;  // the conversation is rank 0's
   if (args.context <= 0) fail("--context: must be > 0, got {}", args.context);

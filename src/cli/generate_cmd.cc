@@ -12,6 +12,7 @@
 #include "cli/activations_flag.h"
 #include "cli/commands.h"
 #include "cli/kv_cache_flag.h"
+#include "cli/kv_memory.h"
 #include "cli/model_flag.h"
 #include "cli/model_path_check.h"
 #include "cli/parallel_flags.h"
@@ -71,6 +72,7 @@ void run_generate(const GenerateArgs& args) {
   options.threads = args.threads;
   options.parallel = args.parallel;
   options.show_load_progress = !args.quiet;
+  options.memory_available_bytes = available_memory_per_rank();
   auto model = TextModel::load(args.model, options, ranks());
   if (follow_rank0(model->model())) return;  // the output is rank 0's
 

@@ -16,6 +16,13 @@ namespace {
 
 std::string gib(int64_t bytes) { return fmt::format("{:.2f} GiB", double(bytes) / (1 << 30)); }
 
+std::string meminfo_text() {
+  std::ifstream in("/proc/meminfo");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 }  // namespace
 
 KvMemoryPlan plan_kv_memory(const KvMemoryInputs& in, std::string_view flag) {
@@ -58,23 +65,40 @@ int64_t bytes_of_cgroup_limit(std::string_view text) {
   return bytes;
 }
 
-int64_t mem_total_of_meminfo(std::string_view meminfo) {
+int64_t meminfo_bytes(std::string_view meminfo, std::string_view field) {
+  const std::string prefix = std::string(field) + ":";
   std::istringstream in{std::string(meminfo)};
   std::string line;
   while (std::getline(in, line)) {
-    if (line.rfind("MemTotal:", 0) != 0) continue;
-    std::istringstream fields(line.substr(9));
+    if (line.rfind(prefix, 0) != 0) continue;
+    std::istringstream fields(line.substr(prefix.size()));
     long long kb = 0;
     return fields >> kb ? static_cast<int64_t>(kb) * 1024 : 0;
   }
   return 0;
 }
 
+int64_t mem_total_of_meminfo(std::string_view meminfo) {
+  return meminfo_bytes(meminfo, "MemTotal");
+}
+
+int64_t available_memory_bytes() {
+  int64_t bytes = meminfo_bytes(meminfo_text(), "MemAvailable");
+  const int64_t limit = bytes_of_cgroup_limit(
+      cgroup_value("memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"));
+  if (limit > 0) {
+    const int64_t used = bytes_of_cgroup_limit(
+        cgroup_value("memory.current", "/sys/fs/cgroup/memory/memory.usage_in_bytes"));
+    const int64_t left = std::max<int64_t>(limit - used, 0);
+    if (bytes == 0 || left < bytes) bytes = left;
+  }
+  return bytes;
+}
+
+int64_t available_memory_per_rank() { return available_memory_bytes() / ranks_on_this_host(); }
+
 int64_t usable_memory_bytes() {
-  std::ifstream in("/proc/meminfo");
-  std::stringstream text;
-  text << in.rdbuf();
-  int64_t bytes = mem_total_of_meminfo(text.str());
+  int64_t bytes = mem_total_of_meminfo(meminfo_text());
   const int64_t limit = bytes_of_cgroup_limit(
       cgroup_value("memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"));
   if (limit > 0 && (bytes == 0 || limit < bytes)) bytes = limit;

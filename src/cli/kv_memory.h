@@ -33,10 +33,22 @@ KvMemoryPlan plan_kv_memory(const KvMemoryInputs& in, std::string_view flag = "-
 // MemTotal of /proc/meminfo, lowered to the cgroup's memory limit (v2 memory.max, v1
 // memory.limit_in_bytes) when one is set.
 int64_t usable_memory_bytes();
+// MemAvailable of /proc/meminfo (what can be had without swapping), lowered to what the cgroup's
+// limit leaves (memory.max − memory.current) when one is set; 0 when unknown.
+int64_t available_memory_bytes();
+// available_memory_bytes() shared by this host's ranks (ranks_on_this_host), each of which loads
+// its own share of the weights; 0 when unknown. What the load's prefault decision compares the
+// weights with (model/model_weights.h should_prefault).
+int64_t available_memory_per_rank();
 // A cgroup memory limit's text ("max", "8589934592") as bytes; 0 when it sets none.
 int64_t bytes_of_cgroup_limit(std::string_view text);
 // The `MemTotal: N kB` line of a /proc/meminfo text as bytes; 0 when absent.
 int64_t mem_total_of_meminfo(std::string_view meminfo);
+// The `FIELD: N kB` line of a /proc/meminfo text as bytes; 0 when absent.
+int64_t meminfo_bytes(std::string_view meminfo, std::string_view field);
+
+// What serve keeps aside from the KV pool for the step workspace and the process itself.
+inline constexpr int64_t kKvReserveBytes = int64_t{1} << 30;
 
 // Processes of this MPI job on this host (Open MPI's OMPI_COMM_WORLD_LOCAL_SIZE, MPICH's
 // MPI_LOCALNRANKS); 1 outside mpirun.

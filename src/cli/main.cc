@@ -12,6 +12,7 @@
 #include "base/log.h"
 #include "base/thread_pool.h"
 #include "cli/commands.h"
+#include "cli/help_format.h"
 #include "cli/usage_errors.h"
 #include "cli/version_info.h"
 #include "parallel/mpi_world.h"
@@ -69,6 +70,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", minimax::cli::version_text, "Version, commit, build and CPU");
   minimax::cli::register_all(app);
+  minimax::cli::format_help_of(app);
   const std::vector<std::string> args(argv + 1, argv + argc);
   if (args.empty()) {  // no command: the list of commands, as `git` does
     std::fputs(app.help().c_str(), stdout);

@@ -7,9 +7,11 @@
 // model's real width instead (make_tiny_hf.cc).
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 #include "base/atomic_output.h"
 #include "base/error.h"
+#include "base/progress.h"
 #include "checkpoint/arch/architecture.h"
 #include "checkpoint/model_config.h"
 #include "checkpoint/quantize.h"
@@ -122,7 +124,10 @@ void register_make_tiny(CLI::App& app) {
     const QuantScheme scheme = parse_quant_scheme(*format);
     // The BF16 checkpoint is built first (in its own partial directory) and quantized from there.
     const std::string bf16_dir = scheme == QuantScheme::kNone ? *output : *output + ".bf16";
+    const int steps = scheme == QuantScheme::kNone ? 1 : 2;
     {
+      std::optional<ProgressStep> step;  // two bars: number them
+      if (steps == 2) step.emplace(1, steps);
       AtomicDirectory out(bf16_dir, *force);
       write_tokenizer_files(out.path(), a, 512);
       const int vocab = BpeTokenizer::from_file(out.file("tokenizer.json")).vocab_size();
@@ -142,6 +147,7 @@ void register_make_tiny(CLI::App& app) {
     }
     if (scheme != QuantScheme::kNone) {
       QuantizeOptions q{bf16_dir, *output, scheme, *force, !*quiet};
+      const ProgressStep step(2, steps);
       quantize_checkpoint(q);
       std::filesystem::remove_all(bf16_dir);
     }

@@ -20,7 +20,7 @@ namespace minimax::cli {
 CLI::Option* add_hf_config_options(CLI::App* cmd, HfConfigRequest& request) {
   auto* config = cmd->add_option("--hf-config", request.config,
                                  "A released config.json: write a random checkpoint of its real "
-                                 "width (e.g. shared/spec/configs/minimax-m3.config.json)");
+                                 "width (e.g. models/configs/minimax-m3.config.json)");
   cmd->add_option("--layers", request.layers,
                   "With --hf-config: keep the first N decoder layers (default: all)")
       ->check(CLI::PositiveNumber)

@@ -15,6 +15,7 @@
 #include "cli/activations_flag.h"
 #include "cli/commands.h"
 #include "cli/kv_cache_flag.h"
+#include "cli/kv_memory.h"
 #include "cli/model_flag.h"
 #include "cli/model_path_check.h"
 #include "cli/parallel_flags.h"
@@ -153,6 +154,7 @@ void run_perplexity_cmd(const PerplexityArgs& args) {
   options.threads = args.threads;
   options.parallel = args.parallel;
   options.show_load_progress = !args.quiet;
+  options.memory_available_bytes = available_memory_per_rank();
   auto model = Model::load(args.model, options, ranks());
   if (follow_rank0(*model)) return;  // the scores are rank 0's
 

@@ -23,15 +23,19 @@
 #include "cli/kv_cache_flag.h"
 #include "cli/kv_memory.h"
 #include "cli/late_routes.h"
+#include "cli/memory_plan.h"
 #include "cli/model_flag.h"
 #include "cli/model_path_check.h"
 #include "cli/parallel_flags.h"
 #include "cli/recipe_config.h"
+#include "cli/serve_preflight.h"
 #include "cli/speculative_flag.h"
 #include "cli/threads_flag.h"
 #include "cli/vllm_flags.h"
 #include "model/kv_cache.h"
+#include "runtime/bandwidth.h"
 #include "runtime/engine.h"
+#include "runtime/memory_footprint.h"
 #include "runtime/prefill_chunk.h"
 #include "runtime/text_model.h"
 #include "serve/http_server.h"
@@ -58,6 +62,7 @@ struct ServeArgs {
   ParallelRequest parallel;
   std::string kv_cache_dtype = "auto", activations, speculative_config;
   std::string allowed_origins, allowed_methods = "*", allowed_headers = "*";  // serve/cors.h
+  bool allow_credentials = false;
   bool batch_invariant = false;
   double memory_utilization = 0.9;
   bool allow_long_context = false;
@@ -75,7 +80,8 @@ KvMemoryInputs kv_memory_inputs(const ServeArgs& args, const Model& model,
   in.reserve_bytes = kReserveBytes;
   in.utilization = args.memory_utilization;
   in.ranks_on_host = ranks_on_this_host();
-  in.bytes_per_token = KvBlockPool::bytes_per_block(config, 1, engine.kv_cache_dtype);
+  // Each rank holds its KV heads' part of a token: the pool is sized per rank.
+  in.bytes_per_token = kv_bytes_per_token(config, model.plan(), engine.kv_cache_dtype);
   const int64_t context =
       args.max_model_len > 0 ? args.max_model_len : config.max_position_embeddings;
   in.tokens_wanted = args.max_num_seqs * std::max<int64_t>(context, 1);
@@ -134,6 +140,92 @@ std::string api_key_of(const ServeArgs& args) {
   if (!args.api_key.empty()) return args.api_key;
   const char* env = std::getenv("MINIMAX_API_KEY");
   return env != nullptr ? env : "";
+}
+
+// What is checked and parsed before the weights are read: every flag, the backend, the key.
+struct Preflight {
+  bool auto_kv_memory = true;
+  int64_t kv_cache_bytes = 0;
+  CorsOptions cors;
+  std::string chat_template;
+  std::optional<SpeculativeConfig> speculative;  // --speculative-config
+};
+
+Preflight check_before_loading(const ServeArgs& args, bool serves_http) {
+  if (serves_http)
+    for (const std::string& note : vllm_flag_notes(args.vllm)) log_info("serve: note: {}", note);
+  parse_reasoning_choice(args.reasoning_parser, "minimax_m2");
+  if (args.tool_call_parser != "auto" && args.tool_call_parser != "none")
+    parse_parser_format(args.tool_call_parser, "--tool-call-parser");
+  check_backend_built(args.backend);
+  parse_moe_path(args.moe_path, "--moe-path");
+  kv_cache_dtype(args.kv_cache_dtype);
+  if (args.shutdown_timeout < 0)
+    fail("--shutdown-timeout: must be >= 0, got {}", args.shutdown_timeout);
+  Preflight pre;
+  pre.speculative = speculative_config_of(args.speculative_config);
+  pre.auto_kv_memory = args.kv_cache_memory == "auto";
+  pre.kv_cache_bytes =
+      pre.auto_kv_memory ? 0 : parse_size(args.kv_cache_memory, "--kv-cache-memory");
+  if (!args.allowed_origins.empty()) {
+    pre.cors.origins = parse_cors_list(args.allowed_origins, "--allowed-origins");
+    pre.cors.methods = parse_cors_list(args.allowed_methods, "--allowed-methods");
+    pre.cors.headers = parse_cors_list(args.allowed_headers, "--allowed-headers");
+  }
+  pre.cors.allow_credentials = args.allow_credentials;
+  check_cors_options(pre.cors);
+  if (serves_http) {
+    if (const std::string warning = check_api_key(api_key_of(args), args.host); !warning.empty())
+      log_warn("serve: {}", warning);
+    if (!args.chat_template.empty())
+      pre.chat_template = read_text_file(args.chat_template, "--chat-template");
+  }
+  return pre;
+}
+
+HttpServerOptions http_options(const ServeArgs& args, const CorsOptions& cors) {
+  HttpServerOptions http;
+  http.host = args.host;
+  http.port = args.port;
+  http.api_key = api_key_of(args);
+  http.threads = args.http_threads;
+  http.cors = cors;
+  return http;
+}
+
+// `serve --dry-run`: the whole preflight, the port bound and let go, and the memory plan; no
+// weight is read. Error (a nonzero exit) naming what would stop `serve`.
+void dry_run(const ServeArgs& args, const CLI::App& cmd) {
+  std::fputs(recipe_of(cmd, {"dry-run"}).c_str(), stdout);
+  const Preflight pre = check_before_loading(args, true);
+  check_model_path(args.model);
+  {
+    LateRoutes no_routes;
+    HttpServer server(no_routes, http_options(args, pre.cors));
+    std::printf("# port %d of %s can be bound\n", server.bind(), args.host.c_str());
+  }
+  MemoryPlanInputs in;
+  in.config = load_model_config(args.model);
+  in.quant = load_quant_config(args.model);
+  in.parallel = args.parallel;
+  in.kv_dtype = kv_cache_dtype(args.kv_cache_dtype);
+  in.kv_cache_memory = args.kv_cache_memory;
+  in.kv_cache_bytes = pre.kv_cache_bytes;
+  in.utilization = args.memory_utilization;
+  in.ranks_on_host = ranks_on_this_host();
+  in.context = args.max_model_len;
+  in.max_num_seqs = args.max_num_seqs;
+  in.host_bytes = usable_memory_bytes();
+  in.available_bytes = available_memory_bytes();
+  ThreadPool pool(args.threads);
+  in.read_gbps = measure_bandwidth(pool, size_t{256} << 20, 3).read_gbps;
+  in.read_gbps_source = fmt::format("measured now, {} threads", pool.size());
+  const MemoryPlan plan = plan_memory(in);
+  std::fputs(plan.text.c_str(), stdout);
+  if (!plan.fits && args.max_model_len > 0)
+    fail("--dry-run: the plan above does not hold --max-model-len {} on this host",
+         args.max_model_len);
+  std::printf("# dry run ok: serve would start with these flags\n");
 }
 
 // What the signal watcher and the main thread share.
@@ -212,8 +304,6 @@ void run_serve(const ServeArgs& args) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   std::signal(SIGPIPE, SIG_IGN);
-  if (args.shutdown_timeout < 0)
-    fail("--shutdown-timeout: must be >= 0, got {}", args.shutdown_timeout);
   ShutdownState state;
   std::thread watcher([&state, signals, timeout = args.shutdown_timeout] {
     watch_signals(signals, state, timeout);
@@ -236,24 +326,8 @@ void run_serve(const ServeArgs& args) {
   // a taken port or a wrong file name used to cost a full load). Only rank 0 serves HTTP, and on
   // several hosts only its host need hold the chat template.
   const bool serves_http = ranks() == nullptr || ranks()->rank() == 0;
-  if (serves_http)
-    for (const std::string& note : vllm_flag_notes(args.vllm)) log_info("serve: note: {}", note);
-  for (const auto& [name, flag] : {std::pair{args.reasoning_parser, "--reasoning-parser"},
-                                   std::pair{args.tool_call_parser, "--tool-call-parser"}})
-    if (name != "auto" && name != "none") parse_parser_format(name, flag);
-  const std::optional<SpeculativeConfig> spec = speculative_config_of(args.speculative_config);
-  const bool auto_kv_memory = args.kv_cache_memory == "auto";
-  const int64_t kv_cache_bytes =
-      auto_kv_memory ? 0 : parse_size(args.kv_cache_memory, "--kv-cache-memory");
-  CorsOptions cors;
-  if (!args.allowed_origins.empty()) {
-    cors.origins = parse_cors_list(args.allowed_origins, "--allowed-origins");
-    cors.methods = parse_cors_list(args.allowed_methods, "--allowed-methods");
-    cors.headers = parse_cors_list(args.allowed_headers, "--allowed-headers");
-  }
-  std::string chat_template;
-  if (serves_http && !args.chat_template.empty())
-    chat_template = read_text_file(args.chat_template, "--chat-template");
+  const Preflight pre = check_before_loading(args, serves_http);
+  const std::optional<SpeculativeConfig>& spec = pre.speculative;
   // Declared before the server, so that the server (and its request threads) ends first.
   std::unique_ptr<TextModel> model;
   std::unique_ptr<Engine> engine;
@@ -262,13 +336,7 @@ void run_serve(const ServeArgs& args) {
   std::unique_ptr<HttpServer> server;
   int port = 0;
   if (serves_http) {
-    HttpServerOptions http;
-    http.host = args.host;
-    http.port = args.port;
-    http.api_key = api_key_of(args);
-    http.threads = args.http_threads;
-    http.cors = cors;
-    server = std::make_unique<HttpServer>(late_routes, http);
+    server = std::make_unique<HttpServer>(late_routes, http_options(args, pre.cors));
     port = server->bind();
     log_info("serve: port {} of {} is ours; loading {}", port, args.host, args.model);
   }
@@ -282,9 +350,10 @@ void run_serve(const ServeArgs& args) {
   model_options.threads = args.threads;
   model_options.parallel = args.parallel;
   model_options.show_load_progress = !args.quiet;
+  model_options.memory_available_bytes = available_memory_per_rank();
   model = TextModel::load(args.model, model_options, ranks());
   if (follow_rank0(model->model())) return;  // HTTP and scheduling are rank 0's
-  if (!args.chat_template.empty()) model->set_chat_template(chat_template, args.chat_template);
+  if (!args.chat_template.empty()) model->set_chat_template(pre.chat_template, args.chat_template);
   const ModelConfig& config = model->model().config();
 
   ServiceOptions service;
@@ -292,8 +361,11 @@ void run_serve(const ServeArgs& args) {
       args.served_model_name.empty() ? model_directory_name(args.model) : args.served_model_name;
   ParserFormat tool_format = ParserFormat::kMinimaxM2;
   const ArchitectureRecord& record = config.architecture_record();
-  service.parse_reasoning = resolve_parser(args.reasoning_parser, record.reasoning_parser,
-                                           "--reasoning-parser", service.parser_format);
+  const ReasoningChoice reasoning =
+      parse_reasoning_choice(args.reasoning_parser, record.reasoning_parser);
+  service.parse_reasoning = reasoning.parse;
+  service.append_think = reasoning.append_think;
+  service.parser_format = reasoning.format;
   service.parse_tool_calls = resolve_parser(args.tool_call_parser, record.tool_call_parser,
                                             "--tool-call-parser", tool_format);
   if (service.parse_reasoning && service.parse_tool_calls && tool_format != service.parser_format)
@@ -303,14 +375,18 @@ void run_serve(const ServeArgs& args) {
   service.request_timeout_seconds = args.request_timeout;
 
   EngineOptions engine_options;
-  engine_options.kv_cache_bytes = kv_cache_bytes;
+  engine_options.kv_cache_bytes = pre.kv_cache_bytes;
   engine_options.kv_block_size = args.block_size;
   engine_options.kv_cache_dtype = kv_cache_dtype(args.kv_cache_dtype);
-  if (auto_kv_memory) {
-    const KvMemoryPlan plan =
-        plan_kv_memory(kv_memory_inputs(args, model->model(), engine_options));
+  if (pre.auto_kv_memory) {
+    const KvMemoryInputs in = kv_memory_inputs(args, model->model(), engine_options);
+    const KvMemoryPlan plan = plan_kv_memory(in);
     log_info("serve: {}", plan.summary);
-    engine_options.kv_cache_bytes = plan.bytes;
+    // The engine counts the whole model's KV per token; this rank holds its heads' part of it.
+    const ParallelPlan single = make_parallel_plan({}, 1, 0, config);
+    engine_options.kv_cache_bytes =
+        plan.bytes / in.bytes_per_token *
+        kv_bytes_per_token(config, single, engine_options.kv_cache_dtype);
   }
   engine_options.max_num_seqs = args.max_num_seqs;
   engine_options.max_batched_tokens = args.max_batched_tokens;
@@ -397,7 +473,8 @@ void register_serve(CLI::App& app) {
       cmd->add_flag("--no-enable-prefix-caching", args->no_prefix_caching,
                     "Do not reuse KV blocks of identical prompt prefixes");
   cmd->add_option("--reasoning-parser", args->reasoning_parser,
-                  "minimax_m2, minimax_m3, none, or auto (from the architecture)");
+                  "minimax_m2, minimax_m3, minimax_m2_append_think (no split; content keeps "
+                  "<think>...</think>), none, or auto (from the architecture)");
   cmd->add_option("--tool-call-parser", args->tool_call_parser,
                   "minimax_m2, minimax_m3, none, or auto (from the architecture)");
   cmd->add_option("--chat-template", args->chat_template,
@@ -430,19 +507,20 @@ void register_serve(CLI::App& app) {
   cmd->add_option("--allowed-headers", args->allowed_headers,
                   "CORS: request headers a preflight allows (default '*': those it asks for)")
       ->group("CORS");
+  cmd->add_flag("--allow-credentials", args->allow_credentials,
+                "CORS: allow credentials (cookies) from the listed origins; not with '*'")
+      ->group("CORS");
   cmd->add_option("--moe-path", args->moe_path, "MoE path: fast, or dequant (experts as bf16)");
   cmd->add_option("--backend", args->backend, "Kernel backend (cpu)");
   cmd->add_flag("--quiet", args->quiet, "No load progress on stderr");
   add_vllm_flags(cmd, args->vllm, no_prefix_caching);
   add_recipe_config(cmd);
   cmd->add_flag("--dry-run", args->dry_run,
-                "Print the flags in effect (command line and --config) as a recipe and exit "
-                "without loading the model");
+                "Check everything serve checks before loading (flags, recipe keys, model path, "
+                "backend, API key, port), print the flags in effect as a recipe and the memory "
+                "plan, and exit without loading the model");
   cmd->callback([args, cmd] {
-    if (args->dry_run) {
-      std::fputs(recipe_of(*cmd, {"dry-run"}).c_str(), stdout);
-      return;
-    }
+    if (args->dry_run) return dry_run(*args, *cmd);
     check_model_path(args->model);
     run_serve(*args);
   });

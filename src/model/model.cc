@@ -7,8 +7,9 @@
 
 #include "base/error.h"
 #include "base/log.h"
-#include "model/sublayers.h"
+#include "base/progress.h"
 #include "model/rank_link.h"
+#include "model/sublayers.h"
 
 namespace minimax {
 
@@ -73,7 +74,14 @@ Model::Model(ModelConfig config, QuantConfig quant, std::unique_ptr<TensorStore>
   load.dequant_experts = options_.moe_path == MoePath::kDequant;
   load.plan = plan_;
   weights_ = load_model_weights(*store_, config_, quant_, load);
-  prefault_weights(weights_, options_.show_load_progress && !is_follower());
+  if (should_prefault(kept_bytes(weights_), options_.memory_available_bytes))
+    prefault_weights(weights_, options_.show_load_progress && !is_follower());
+  else
+    log_info(
+        "{}: the weights ({}) are more than the memory available ({}): not read in at load; "
+        "their pages stream in from the checkpoint as the forward pass reads them (slower)",
+        store_->dir(), format_bytes(double(kept_bytes(weights_))),
+        format_bytes(double(options_.memory_available_bytes)));
   options_.pool = pool_;
   mapped_by_rank_.assign(comm_ ? comm_->size() : 1, 0);
   if (comm_ != nullptr)
@@ -274,7 +282,7 @@ void Model::run_decoder_layers(std::span<const BatchSequence> batch, const StepR
     // Attention is the one per-sequence step: each reads and writes its own cache.
     for (size_t i = 0; i < batch.size(); ++i)
       attention_sublayer(per_sequence[i], w, l, xn + rows.offsets[i] * H, *batch[i].cache,
-                      delta + rows.offsets[i] * H);
+                         delta + rows.offsets[i] * H);
     sum_over_ranks(delta);
     ops.add(h, delta, total * H, pool_);
     ops.rms_norm(h, total, H, w.post_norm.data(), eps, gemma, xn, pool_);

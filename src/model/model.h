@@ -50,6 +50,9 @@ struct ModelOptions {
   // A progress bar on stderr while the weights are read in at load (commands; off for library
   // users and tests). They are read in either way.
   bool show_load_progress = false;
+  // Memory available to this process (the commands: MemAvailable or the cgroup's room); weights
+  // larger than it are not read in at load (should_prefault). 0: unknown, always read in.
+  int64_t memory_available_bytes = 0;
   size_t threads = 0;          // worker threads when no pool is given; 0 = hardware threads
   ThreadPool* pool = nullptr;  // shared pool (not owned); null = the model makes its own
   // A kernel table to run on a host backend instead of `backend`'s (tests and experiments); its

@@ -188,13 +188,21 @@ void report_unused(const TensorStore& store, const ModelConfig& config) {
 
 }  // namespace
 
+bool should_prefault(uint64_t weight_bytes, int64_t available_bytes) {
+  return available_bytes <= 0 || weight_bytes <= static_cast<uint64_t>(available_bytes);
+}
+
+uint64_t kept_bytes(const ModelWeights& weights) {
+  uint64_t total = 0;
+  for (const auto& span : weights.kept) total += span.size();
+  return total;
+}
+
 void prefault_weights(const ModelWeights& weights, bool show_progress) {
   constexpr size_t kChunk = size_t{64} << 20;  // progress granularity
   std::optional<Progress> progress;
   if (show_progress) {
-    uint64_t total = 0;
-    for (const auto& span : weights.kept) total += span.size();
-    progress.emplace("load weights", total);
+    progress.emplace("load weights", kept_bytes(weights));
     progress->show_after(std::chrono::seconds(1));
   }
   for (const auto& span : weights.kept)

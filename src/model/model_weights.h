@@ -84,4 +84,11 @@ ModelWeights load_model_weights(const TensorStore& store, const ModelConfig& con
 // take more than a second: a checkpoint read from disk).
 void prefault_weights(const ModelWeights& weights, bool show_progress);
 
+// Whether to read the weights in at load: not when they are more than the memory available
+// (`available_bytes`, 0 when unknown), where reading them all would only evict the first pages to
+// make room for the last (issue 39: a 230 GB model on a smaller host); they then stream in from
+// the checkpoint as the forward pass reads them.
+bool should_prefault(uint64_t weight_bytes, int64_t available_bytes);
+uint64_t kept_bytes(const ModelWeights& weights);
+
 }  // namespace minimax

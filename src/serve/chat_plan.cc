@@ -91,6 +91,7 @@ ChatPlan plan_chat(const TextModel& model, const Engine& engine, const ServiceOp
   ParserOptions& parser = plan.parser;
   parser.format = format;
   parser.parse_reasoning = options.parse_reasoning;
+  parser.append_think = options.append_think;
   parser.parse_tool_calls = tools_on;
   parser.initial = options.parse_reasoning
                        ? initial_reasoning_state(prompt, tokenizer, format, mode)

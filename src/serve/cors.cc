@@ -72,6 +72,16 @@ std::vector<std::string> parse_cors_list(std::string_view text, std::string_view
   return items;
 }
 
+void check_cors_options(const CorsOptions& cors) {
+  if (!cors.allow_credentials) return;
+  if (!cors.enabled())
+    fail("--allow-credentials: CORS is off without --allowed-origins; list the origins allowed");
+  if (has_star(cors.origins))
+    fail(
+        "--allow-credentials: browsers refuse credentials from a server that allows every origin "
+        "(--allowed-origins '*'); list the origins allowed instead");
+}
+
 bool cors_origin_allowed(const CorsOptions& cors, std::string_view origin) {
   if (!cors.enabled() || origin.empty()) return false;
   return has_star(cors.origins) ||
@@ -84,7 +94,8 @@ std::string cors_reply_headers(const CorsOptions& cors, const HttpHead& head) {
   // "*" needs no Vary: the answer is the same for every origin. A listed origin is echoed, and a
   // cache must not hand one origin's answer to another.
   if (has_star(cors.origins)) return "Access-Control-Allow-Origin: *\r\n";
-  return fmt::format("Access-Control-Allow-Origin: {}\r\nVary: Origin\r\n", *origin);
+  return fmt::format("Access-Control-Allow-Origin: {}\r\nVary: Origin\r\n{}", *origin,
+                     cors.allow_credentials ? "Access-Control-Allow-Credentials: true\r\n" : "");
 }
 
 std::optional<std::string> cors_preflight_headers(const CorsOptions& cors, const HttpHead& head,

@@ -4,7 +4,9 @@
 // allowed Origin, a preflight (OPTIONS with Access-Control-Request-Method) on a route the table
 // knows is answered 204 by the transport without the key (browsers never send one on a
 // preflight), and every other reply carries Access-Control-Allow-Origin. Another origin gets no
-// CORS header at all, which is how a browser is told no.
+// CORS header at all, which is how a browser is told no. --allow-credentials adds
+// Access-Control-Allow-Credentials: true (cookies and HTTP auth of a proxy in front), for listed
+// origins only.
 #pragma once
 
 #include <optional>
@@ -21,6 +23,7 @@ struct CorsOptions {
   std::vector<std::string> methods{"*"};  // "*": the route's own methods
   std::vector<std::string> headers{"*"};  // "*": whatever the preflight asks for
   int max_age_seconds = 600;              // how long a browser may cache a preflight's answer
+  bool allow_credentials = false;  // Access-Control-Allow-Credentials: true on every CORS reply
   bool enabled() const { return !origins.empty(); }
 };
 
@@ -28,6 +31,12 @@ struct CorsOptions {
 // comma-separated ("http://a.example,http://b.example"); Error naming `flag` for bad JSON or an
 // empty item.
 std::vector<std::string> parse_cors_list(std::string_view text, std::string_view flag);
+
+// Error for options a browser would refuse or that do nothing: credentials with a "*" origin
+// (browsers reject a credentialed reply whose Allow-Origin is "*", and echoing every origin with
+// credentials would let any page use the user's cookies), or credentials without origins (CORS
+// is off).
+void check_cors_options(const CorsOptions& cors);
 
 bool cors_origin_allowed(const CorsOptions& cors, std::string_view origin);
 

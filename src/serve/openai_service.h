@@ -24,6 +24,7 @@ struct ServiceOptions {
   std::string served_model_name;
   ParserFormat parser_format = ParserFormat::kMinimaxM2;
   bool parse_reasoning = true;           // --reasoning-parser none turns it off
+  bool append_think = false;             // --reasoning-parser minimax_m2_append_think
   bool parse_tool_calls = true;          // --tool-call-parser none turns it off
   double request_timeout_seconds = 600;  // 0 = none
 };

@@ -114,6 +114,10 @@ ParseDelta ParsePipeline::run(std::string marked, bool final) {
   } else {
     delta.content = render_marked(content, spec_->markers);
   }
+  if (options_.append_think && !options_.parse_reasoning && !think_appended_) {
+    delta.content.insert(0, spec_->markers.at(spec_->think_open));
+    think_appended_ = true;
+  }
   accumulated_.add(delta);
   return delta;
 }

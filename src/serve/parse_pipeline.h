@@ -36,7 +36,11 @@ namespace minimax {
 
 struct ParserOptions {
   ParserFormat format = ParserFormat::kMinimaxM2;
-  bool parse_reasoning = true;   // false: everything is content
+  bool parse_reasoning = true;  // false: everything is content
+  // With parse_reasoning false: the first delta's content starts with the opening think marker,
+  // which the chat template wrote into the prompt (vLLM's minimax_m2_append_think), so a client
+  // that splits <think>...</think> itself sees the whole block.
+  bool append_think = false;
   bool parse_tool_calls = true;  // false: tool-call markup stays in content
   ReasoningState initial = ReasoningState::kReasoning;
   nlohmann::json tools;  // the request's `tools` array (value types come from it); may be null
@@ -116,6 +120,7 @@ class ParsePipeline {
   std::unique_ptr<ToolCallParser> tools_;
   std::mt19937_64 random_ids_;
   int calls_ = 0;
+  bool think_appended_ = false;
   DeltaAccumulator accumulated_;
 };
 

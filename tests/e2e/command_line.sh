@@ -78,5 +78,42 @@ check "serve without --kv-cache-memory or --max-model-len serves the model's con
   grep -q "max_model_len $context," "$WORK/auto.log"
 stop_servers
 
+# --help is grouped and wrapped to the terminal: no line of any command's help is wider than it.
+for columns in 80 100; do
+  widest=0
+  for command in "" $("$MINIMAX" --help | sed -n '/^Subcommands:/,$p' | awk '/^  [a-z]/ {print $1}'); do
+    w=$(COLUMNS=$columns "$MINIMAX" $command --help | awk '{ if (length($0) > m) m = length($0) } END { print m + 0 }')
+    ((w > widest)) && widest=$w
+  done
+  check "every command's --help fits $columns columns (widest line: $widest)" test "$widest" -le "$columns"
+done
+COLUMNS=80 "$MINIMAX" serve --help >"$WORK/help"
+check "serve --help has the Server, Parallel and Logging groups" \
+  grep -q -e '^Server:' "$WORK/help" -a grep -q '^Parallel:' "$WORK/help"
+check "serve --help groups --port under Server" \
+  bash -c "sed -n '/^Server:/,/^\$/p' '$WORK/help' | grep -q -- '--port'"
+
+# --allow-credentials with every origin is refused before anything loads (browsers would refuse it).
+# (--dry-run prints the flags it checks on stdout first.)
+status=0
+"$MINIMAX" serve "$MODEL" --port 0 --allowed-origins '*' --allow-credentials --dry-run \
+  >/dev/null 2>"$WORK/err" || status=$?
+check "serve --allowed-origins '*' --allow-credentials --dry-run fails (status $status), naming it" \
+  test "$status" -ne 0 -a -n "$(grep -F -- "--allow-credentials: browsers refuse" "$WORK/err")"
+
+# inspect on a bad path names what the path is, as every other command does.
+expect_error "inspect /nonexistent/model: no such directory" inspect /nonexistent/model
+expect_error "download it first" inspect MiniMaxAI/MiniMax-M2.5
+# inspect prints the memory plan of a checkpoint, and of a released config without its weights.
+"$MINIMAX" inspect "$MODEL" --bandwidth-gbs 10 >"$WORK/inspect.out"
+check "inspect DIR prints the memory plan and the decode bound at --bandwidth-gbs" \
+  grep -q "decode bound .* 10.0 GB/s read (--bandwidth-gbs)" "$WORK/inspect.out"
+"$MINIMAX" inspect --hf-config "$ROOT/models/configs/minimax-m2.5-fp8.config.json" --layout fp8-block \
+  --tensor-parallel-size 2 --enable-expert-parallel --kv-cache-dtype bf16 --host-memory-gib 192 \
+  --bandwidth-gbs 100 \
+  >"$WORK/plan.out"
+check "inspect --hf-config M2.5 over 2 ranks: 126,976 KV bytes per token per rank" \
+  grep -q "KV per token   126976 bytes per rank (253952 for the whole model)" "$WORK/plan.out"
+
 [[ $fails == 0 ]] && echo "command line e2e: all passed"
 exit $fails

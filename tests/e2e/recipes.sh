@@ -6,14 +6,73 @@
 source "$(dirname "$0")/../../scripts/lib/e2e.sh" "$1" "$2"
 cd "$ROOT"
 
+# Every recipe's keys and values pass the whole preflight with the bundled model in place of the
+# real checkpoint (not downloadable here), except that a recipe for a backend this binary lacks is
+# refused as such; with its own model path, a missing checkpoint is named.
 count=0
 for recipe in recipes/*.yaml; do
-  out=$("$MINIMAX" serve --config "$recipe" --dry-run)
-  grep -q '^model: ' <<<"$out" || { echo "FAIL $recipe: no model in: $out"; exit 1; }
+  if grep -q '^backend: cuda' "$recipe"; then
+    if "$MINIMAX" serve --config "$recipe" --model models/minimax-m3-tiny --port 0 --dry-run \
+      >"$WORK/out" 2>"$WORK/err"; then
+      echo "FAIL $recipe: backend cuda passed the dry run"; exit 1
+    fi
+    grep -q -- "--backend cuda: not built into this binary" "$WORK/err" ||
+      { echo "FAIL $recipe: $(cat "$WORK/err")"; exit 1; }
+  else
+    "$MINIMAX" serve --config "$recipe" --model models/minimax-m3-tiny --port 0 \
+      --kv-cache-memory 64MiB --max-model-len 1024 --dry-run >"$WORK/out" 2>"$WORK/err" ||
+      { echo "FAIL $recipe: $(cat "$WORK/err")"; exit 1; }
+    grep -q '^# dry run ok' "$WORK/out" || { echo "FAIL $recipe: $(cat "$WORK/out")"; exit 1; }
+  fi
+  grep -q '^model: ' "$WORK/out" || { echo "FAIL $recipe: no model in: $(cat "$WORK/out")"; exit 1; }
+  model=$(sed -n 's/^model: //p' "$recipe")
+  if [[ ! -d $model ]]; then
+    if "$MINIMAX" serve --config "$recipe" --backend cpu --dry-run >/dev/null 2>"$WORK/err"; then
+      echo "FAIL $recipe: a missing model passed the dry run"; exit 1
+    fi
+    grep -q "$model" "$WORK/err" || { echo "FAIL $recipe: $(cat "$WORK/err")"; exit 1; }
+  fi
   count=$((count + 1))
 done
-((count >= 4)) || { echo "FAIL only $count recipes"; exit 1; }
-echo "ok   $count recipes hold only serve flags"
+((count >= 5)) || { echo "FAIL only $count recipes"; exit 1; }
+echo "ok   $count recipes pass the preflight (cuda ones refused as not built)"
+
+# The dry run prints the memory plan of the model it would load.
+out=$("$MINIMAX" serve --config recipes/minimax-m3-tiny.yaml --port 0 --dry-run)
+for line in 'memory plan' 'weights' 'KV per token   2432 bytes per rank' 'decode bound'; do
+  grep -q "$line" <<<"$out" || { echo "FAIL no '$line' in: $out"; exit 1; }
+done
+echo "ok   --dry-run prints the memory plan"
+
+# A placeholder key on an address other machines reach is refused; on loopback it is a warning.
+if "$MINIMAX" serve --config recipes/minimax-m3-tiny.yaml --host 0.0.0.0 --port 0 \
+  --api-key change-me --dry-run >/dev/null 2>"$WORK/err"; then
+  echo "FAIL api-key change-me on 0.0.0.0 passed"; exit 1
+fi
+grep -q "api-key 'change-me' is a placeholder" "$WORK/err" || { echo "FAIL: $(cat "$WORK/err")"; exit 1; }
+"$MINIMAX" serve --config recipes/minimax-m3-tiny.yaml --port 0 --api-key change-me --dry-run \
+  >/dev/null 2>"$WORK/err" || { echo "FAIL loopback placeholder: $(cat "$WORK/err")"; exit 1; }
+grep -q "placeholder" "$WORK/err" || { echo "FAIL no warning: $(cat "$WORK/err")"; exit 1; }
+echo "ok   a placeholder API key is refused on 0.0.0.0 and warned about on loopback"
+
+# A wrong parser name, a bad size and a taken port fail the dry run, each named.
+for bad in "--reasoning-parser minimax_m4:unknown parser 'minimax_m4'" \
+  "--kv-cache-memory 4XB:unknown unit 'XB'" "--model /nonexistent/M:/nonexistent/M"; do
+  if "$MINIMAX" serve --config recipes/minimax-m3-tiny.yaml --port 0 ${bad%%:*} --dry-run \
+    >/dev/null 2>"$WORK/err"; then
+    echo "FAIL ${bad%%:*} passed the dry run"; exit 1
+  fi
+  grep -q -- "${bad#*:}" "$WORK/err" || { echo "FAIL ${bad%%:*}: $(cat "$WORK/err")"; exit 1; }
+done
+python3 -c 'import socket,time,sys; s=socket.socket(); s.bind(("127.0.0.1",0)); s.listen(); print(s.getsockname()[1], flush=True); time.sleep(30)' >"$WORK/port" &
+holder=$!
+for _ in $(seq 50); do [[ -s $WORK/port ]] && break; sleep 0.1; done
+if "$MINIMAX" serve --config recipes/minimax-m3-tiny.yaml --port "$(cat "$WORK/port")" --dry-run \
+  >/dev/null 2>"$WORK/err"; then
+  kill "$holder"; echo "FAIL a taken port passed the dry run"; exit 1
+fi
+kill "$holder"
+echo "ok   a wrong parser, a bad size, a missing model and a taken port fail the dry run"
 
 out=$("$MINIMAX" serve --config recipes/minimax-m3-tiny.yaml --port 1234 --dry-run)
 grep -qx 'port: 1234' <<<"$out" || { echo "FAIL the command line did not win: $out"; exit 1; }

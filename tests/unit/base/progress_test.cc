@@ -1,6 +1,6 @@
 // The progress bar's terminal line (base/progress.h progress_line): it fits the terminal, so that
 // a redraw overwrites the line instead of wrapping into a new one (issue 39: 94 columns in an
-// 80-column terminal printed a new line per update).
+// 80-column terminal printed a new line per update); and the steps of a multi-bar command.
 #include "base/progress.h"
 
 #include <gtest/gtest.h>
@@ -32,6 +32,21 @@ TEST(ProgressLine, NeverWiderThanTheTerminalLessOne) {
 
 TEST(ProgressLine, UnknownWidthMeansEighty) {
   EXPECT_EQ(progress_line(0.25, kText, 0), progress_line(0.25, kText, 80));
+}
+
+// make-tiny --format mxfp4 shows two bars, the BF16 checkpoint's and the quantizer's (issue 39:
+// with no "step 1/2" the second read as a restart).
+TEST(ProgressStep, NumbersTheBarsStartedWhileItLives) {
+  EXPECT_EQ(progress_label("make-tiny"), "make-tiny");
+  {
+    const ProgressStep step(1, 2);
+    EXPECT_EQ(progress_label("make-tiny"), "step 1/2 make-tiny");
+  }
+  {
+    const ProgressStep step(2, 2);
+    EXPECT_EQ(progress_label("quantize"), "step 2/2 quantize");
+  }
+  EXPECT_EQ(progress_label("quantize"), "quantize");
 }
 
 }  // namespace

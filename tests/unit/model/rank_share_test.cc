@@ -40,12 +40,6 @@ void expect_kept_inside(const ModelWeights& w, const TensorStore& store) {
   prefault_weights(w, false);  // reads exactly those bytes (under ASan: nothing beyond)
 }
 
-uint64_t kept_bytes(const ModelWeights& w) {
-  uint64_t total = 0;
-  for (const std::span<const uint8_t>& k : w.kept) total += k.size();
-  return total;
-}
-
 class RankShareTest : public ::testing::TestWithParam<QuantScheme> {};
 
 TEST_P(RankShareTest, TpTpAndTpEpSharesArePartsOfTheWhole) {

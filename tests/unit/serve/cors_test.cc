@@ -2,7 +2,7 @@
 // on a real transport: a preflight from an allowed origin is 204 with the headers and needs no
 // key, another origin's gets what it got before CORS (405, no CORS header), replies and refusals
 // to an allowed origin carry Access-Control-Allow-Origin, and a server without --allowed-origins
-// sends no CORS header at all.
+// sends no CORS header at all; --allow-credentials for listed origins only.
 #include "serve/cors.h"
 
 #include <arpa/inet.h>
@@ -97,6 +97,42 @@ TEST(Cors, PreflightAnswersTheRouteMethodsAndTheAskedHeaders) {
                                                        {"Access-Control-Request-Method", "POST"}}),
                                    "POST"),
             std::nullopt);
+}
+
+// --allow-credentials (vLLM's flag): every CORS reply to a listed origin, the preflight's
+// included, says so; refused with a "*" origin (browsers reject it) and without origins.
+TEST(Cors, CredentialsAreAllowedForListedOriginsOnly) {
+  CorsOptions cors = listed();
+  cors.allow_credentials = true;
+  EXPECT_NO_THROW(check_cors_options(cors));
+  EXPECT_EQ(cors_reply_headers(cors, head_of("POST", {{"Origin", "http://app.example"}})),
+            "Access-Control-Allow-Origin: http://app.example\r\nVary: Origin\r\n"
+            "Access-Control-Allow-Credentials: true\r\n");
+  EXPECT_EQ(cors_reply_headers(cors, head_of("POST", {{"Origin", "http://evil.example"}})), "");
+  const auto preflight = cors_preflight_headers(
+      cors,
+      head_of("OPTIONS",
+              {{"Origin", "http://app.example"}, {"Access-Control-Request-Method", "POST"}}),
+      "POST");
+  ASSERT_TRUE(preflight.has_value());
+  EXPECT_NE(preflight->find("Access-Control-Allow-Credentials: true\r\n"), std::string::npos);
+  EXPECT_EQ(cors_reply_headers(listed(), head_of("POST", {{"Origin", "http://app.example"}}))
+                .find("Credentials"),
+            std::string::npos);  // not without the flag
+
+  CorsOptions any;
+  any.origins = {"*"};
+  any.allow_credentials = true;
+  try {
+    check_cors_options(any);
+    ADD_FAILURE() << "credentials with '*' were accepted";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--allow-credentials"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'*'"), std::string::npos) << e.what();
+  }
+  CorsOptions off;
+  off.allow_credentials = true;
+  EXPECT_THROW(check_cors_options(off), Error);
 }
 
 // A transport with one POST route that needs the key, and the tests' raw exchanges.
