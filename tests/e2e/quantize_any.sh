@@ -33,13 +33,14 @@ for from in bf16 fp8-block fp8-channel mxfp8 mxfp4 mxfp4-fp8attn; do
   done
 done
 
-# --keep on the command line: block FP8 attention and lm_head kept in an MXFP4 checkpoint; BF16
-# shared experts listed in ModelOpt's ignore and exclude_modules.
-"$MINIMAX" quantize --input "$WORK/src-fp8-block" --output "$WORK/keep" --format mxfp4 \
+# --keep on the command line: Quark's FP8 attention and lm_head kept in a compressed-tensors FP8
+# checkpoint (the attention leaves `ignore`); BF16 shared experts and dense layers listed in
+# ModelOpt's ignore and exclude_modules.
+"$MINIMAX" quantize --input "$WORK/src-mxfp4-fp8attn" --output "$WORK/keep" --format fp8-channel \
   --keep attention,lm_head --quiet >"$WORK/keep.log" || fail "keep: $(cat "$WORK/keep.log")"
 grep -q "kept as they are (attention, lm_head)" "$WORK/keep.log" || fail "$(cat "$WORK/keep.log")"
 "$MINIMAX" inspect --json "$WORK/keep" >"$WORK/keep.json" || fail "inspect keep"
-grep -q '"attention": "fp8-block"' "$WORK/keep.json" || fail "keep: attention not fp8-block"
+grep -q '"attention": "fp8-channel"' "$WORK/keep.json" || fail "keep: attention not fp8-channel"
 "$MINIMAX" generate --model "$WORK/keep" --prompt hi --max-tokens 3 --threads 1 >/dev/null 2>&1 ||
   fail "generate on the kept checkpoint"
 "$MINIMAX" make-tiny --arch m3 --seed 3 --quiet --output "$WORK/m3" >/dev/null
