@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# ctest: slow
+# `quantize` at real width (issue 38): each slice is quantized by a run killed (SIGKILL, from
+# --stop-after-shards) once its first shard is recorded, then by a --resume run; both runs' peak
+# RSS (/usr/bin/time -v) stays under a flat ceiling far below the slice's size, the resumed run
+# keeps the recorded shard, and inspect accepts the result as the target layout.
+#  - M2.5 block FP8 (tests/data/configs/m2_fp8, 1 layer: about 5.7 GiB) -> mxfp4;
+#  - M3 MXFP8 (the m3_mxfp4 config in MXFP8, 4 layers: 3 dense and 1 MoE) -> mxfp4-fp8attn.
+# Usage: quantize_real_width.sh MINIMAX [SCRATCH]. Slices are made with make-tiny under
+# $MINIMAX_QUANTIZE_REAL_WIDTH_DIR (default /tmp/minimax-quantize-real-width) and removed at the
+# end; one slice and its output exist at a time. Exit 77 (skipped) when the disk lacks room.
+set -euo pipefail
+MINIMAX=$1
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+BASE=${MINIMAX_QUANTIZE_REAL_WIDTH_DIR:-/tmp/minimax-quantize-real-width}
+THREADS=${MINIMAX_REAL_WIDTH_THREADS:-2}
+trap 'rm -rf "$BASE"' EXIT
+rm -rf "$BASE" && mkdir -p "$BASE"
+need_gb=30  # the M3 slice (about 15 GiB) and its output
+free_gb=$(df --output=avail -BG "$BASE" | tail -1 | tr -dc 0-9)
+if ((free_gb < need_gb)); then
+  echo "skipped: $free_gb GiB free under $BASE, need $need_gb"
+  exit 77
+fi
+[[ -x /usr/bin/time ]] || { echo "skipped: no /usr/bin/time"; exit 77; }
+source "$(dirname "$0")/../../scripts/lib/check.sh"  # fail, check
+
+# peak_mib LOG: the peak RSS /usr/bin/time -v wrote to LOG, in MiB.
+peak_mib() { echo $(($(sed -n 's/.*Maximum resident set size (kbytes): //p' "$1") / 1024)); }
+
+# slice NAME CONFIG LAYERS FROM TO CEILING_MIB
+slice() {
+  local name=$1 config=$2 layers=$3 from=$4 to=$5 ceiling=$6
+  local src="$BASE/$name" out="$BASE/$name-$to"
+  local start=$SECONDS
+  "$MINIMAX" make-tiny --hf-config "$config" --layers "$layers" --format "$from" \
+    --threads "$THREADS" --output "$src" >"$BASE/make-tiny.log" 2>&1 ||
+    fail "make-tiny: $(cat "$BASE/make-tiny.log")"
+  local size_mib
+  size_mib=$(($(du -sk "$src" | cut -f1) / 1024))
+  echo "$name: $from slice of $size_mib MiB made in $((SECONDS - start)) s"
+
+  start=$SECONDS
+  set +e
+  /usr/bin/time -v "$MINIMAX" quantize --input "$src" --output "$out" --format "$to" \
+    --threads "$THREADS" --quiet --stop-after-shards 1 >/dev/null 2>"$BASE/killed.err"
+  local rc=$?
+  set -e
+  ((rc == 137)) || fail "$name: the killed run exited $rc: $(tail -5 "$BASE/killed.err")"
+  [[ -d "$out.partial" && ! -e "$out" ]] || fail "$name: a killed run must leave only $out.partial"
+  local killed_mib
+  killed_mib=$(peak_mib "$BASE/killed.err")
+  echo "$name: killed after one shard at $((SECONDS - start)) s, peak RSS $killed_mib MiB"
+
+  start=$SECONDS
+  /usr/bin/time -v "$MINIMAX" quantize --input "$src" --output "$out" --format "$to" \
+    --threads "$THREADS" --quiet --resume >"$BASE/resume.log" 2>"$BASE/resume.err" ||
+    fail "$name: resume: $(tail -5 "$BASE/resume.err")"
+  cat "$BASE/resume.log"
+  local resumed_mib
+  resumed_mib=$(peak_mib "$BASE/resume.err")
+  echo "$name: resumed in $((SECONDS - start)) s, peak RSS $resumed_mib MiB (source $size_mib MiB)"
+  grep -q "1 kept from the interrupted run" "$BASE/resume.log" || fail "$name: no shard kept"
+  ((killed_mib < ceiling && resumed_mib < ceiling)) ||
+    fail "$name: peak RSS $killed_mib / $resumed_mib MiB, expected a flat ceiling under $ceiling"
+  "$MINIMAX" inspect --json "$out" >"$BASE/inspect.json" || fail "$name: inspect"
+  grep -q "\"quantization\": \"$to\"" "$BASE/inspect.json" || fail "$name: not $to"
+  grep -q '"ok": true' "$BASE/inspect.json" || fail "$name: inspect not ok"
+  rm -rf "$src" "$out"
+}
+
+# The ceilings: the binary, the shard headers, and $THREADS Linears in float32 with their
+# encodings (M2.5's largest is 6,144 x 3,072, M3's dense FFN 12,288 x 6,144), far below the slices.
+slice m25 "$ROOT/tests/data/configs/m2_fp8/config.json" 1 fp8-block mxfp4 512
+slice m3 "$ROOT/tests/data/configs/m3_mxfp4/config.json" 4 mxfp8 mxfp4-fp8attn 1536
+echo "quantize_real_width: OK"
