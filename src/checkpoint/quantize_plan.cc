@@ -7,6 +7,7 @@
 #include <set>
 
 #include "base/error.h"
+#include "base/log.h"
 #include "checkpoint/tiny_checkpoint.h"
 
 namespace minimax {
@@ -167,6 +168,14 @@ QuantizePlan plan_quantization(const TensorStore& source, const ModelConfig& mod
     if (l.kept && l.from != LinearLayout::kBf16 && l.to == LinearLayout::kBf16)
       unlisted.push_back(module);
     linears.emplace(name, std::move(l));
+  }
+  for (TensorRole role : keep) {
+    const bool any = std::any_of(linears.begin(), linears.end(), [&](const auto& entry) {
+      return entry.second.spec->role == role;
+    });
+    if (!any)
+      log_warn("--keep {}: {} has no Linear of that role; nothing to keep", tensor_role_name(role),
+               source.dir());
   }
   add_unquantized_modules(target, quant, plan.hf_quant_config, plan.kept_unquantized);
   remove_unquantized_modules(target, quant, plan.hf_quant_config, unlisted);
