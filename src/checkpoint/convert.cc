@@ -19,6 +19,7 @@
 #include "checkpoint/convert_manifest.h"
 #include "checkpoint/quant_config.h"
 #include "checkpoint/quantize.h"
+#include "checkpoint/resumable_output.h"
 
 namespace minimax {
 namespace {
@@ -98,65 +99,6 @@ std::optional<std::string> kept_shard_difference(const std::string& path, const 
   return std::nullopt;
 }
 
-// The manifest that a resumed run continues, after removing from DST.partial everything it does
-// not record: a foreign shard, a stray file, a half-written temporary, the side files of a run
-// killed while finishing. A manifest of another source is refused with DST.partial left as it is
-// (it may be the work of hours for that source); one that is missing trusts nothing.
-ConvertManifest resume_manifest(AtomicDirectory& out, const ConvertPlan& plan,
-                                nlohmann::json fingerprint, ConvertSummary& summary) {
-  std::optional<ConvertManifest> manifest;
-  try {
-    manifest = ConvertManifest::load(out.path());
-  } catch (const Error& e) {
-    out.keep_partial();
-    fail("{}; rerun without --resume to start over", e.what());
-  }
-  if (!manifest) {
-    log_warn("{}: no {} in it; nothing in it is trusted, every shard is converted again",
-             out.path(), ConvertManifest::kFileName);
-    manifest.emplace(out.path(), std::move(fingerprint));
-  } else if (auto difference = fingerprint_difference(manifest->fingerprint(), fingerprint)) {
-    out.keep_partial();
-    fail(
-        "{}: records the conversion of another source or target ({}); not resuming. Rerun with "
-        "--input set to the source it was made from, or without --resume to start over",
-        manifest->path(), *difference);
-  }
-  std::set<std::string> keep = {ConvertManifest::kFileName};
-  std::set<std::string> planned;
-  for (const OutputShard& shard : plan.shards) planned.insert(shard.file_name);
-  std::vector<std::string> recorded;
-  for (const auto& entry : manifest->shards()) recorded.push_back(entry.first);
-  for (const std::string& name : recorded) {
-    if (planned.count(name)) {
-      keep.insert(name);
-    } else {
-      manifest->forget(name);
-    }
-  }
-  summary.files_removed +=
-      remove_entries_except(out.path(), keep, "not recorded in the resume manifest");
-  return std::move(*manifest);
-}
-
-// Whether a shard the manifest records is still the file it recorded; else it is removed.
-bool recorded_shard_intact(const std::string& path, const ShardRecord* recorded) {
-  if (recorded == nullptr || !fs::exists(path)) return false;
-  if (!fs::is_regular_file(path)) {
-    log_warn("{}: not a regular file; converting it again", path);
-    fs::remove_all(path);
-    return false;
-  }
-  const ShardRecord now = hash_file(path);
-  if (now == *recorded) return true;
-  log_warn(
-      "{}: {} bytes, hash {:016x}; the resume manifest recorded {} bytes, hash {:016x}; "
-      "converting it again",
-      path, now.size, now.hash, recorded->size, recorded->hash);
-  fs::remove(path);
-  return false;
-}
-
 // Writes a shard under its temporary name; the caller commits it (fsync, rename).
 std::unique_ptr<AtomicFile> write_shard(const std::string& path, const OutputShard& shard,
                                         const std::vector<TensorDecl>& order,
@@ -187,19 +129,18 @@ ConvertSummary convert_checkpoint(const ConvertOptions& options) {
   const ConvertPlan plan = plan_conversion(source, model, quant, options.target);
 
   ThreadPool pool(options.threads);
-  AtomicDirectory out(
-      options.output_dir, options.force,
-      options.resume ? AtomicDirectory::Start::kResume : AtomicDirectory::Start::kFresh);
-  ConvertSummary summary;
-  nlohmann::json fingerprint = source_fingerprint(options.input_dir, options.target);
-  ConvertManifest manifest = out.resumed()
-                                 ? resume_manifest(out, plan, std::move(fingerprint), summary)
-                                 : ConvertManifest(out.path(), std::move(fingerprint));
-  manifest.save();  // from here on DST.partial always holds one
+  std::vector<std::string> shard_names;
+  for (const OutputShard& shard : plan.shards) shard_names.push_back(shard.file_name);
+  ResumableOutput out(
+      options.output_dir, options.force, options.resume,
+      source_fingerprint(options.input_dir, std::string(fp8_target_name(options.target))),
+      shard_names);
+  out.after_shard = options.after_shard;
   std::optional<Progress> progress;
   if (options.show_progress) progress.emplace("convert", plan.output_bytes);
   Progress* bar = progress ? &*progress : nullptr;
 
+  ConvertSummary summary;
   summary.target = options.target;
   summary.fp8_weights = plan.fp8_weights;
   summary.bf16_weights = plan.bf16_weights;
@@ -208,18 +149,6 @@ ConvertSummary convert_checkpoint(const ConvertOptions& options) {
   summary.dropped_scales = plan.dropped_scales;
   summary.source_bytes = plan.source_bytes;
   std::map<std::string, std::string> weight_map;
-  // A finished shard is fsynced, renamed and hashed on another thread while the next one is
-  // produced; the manifest records it once it has its final name, so a kill at any point leaves
-  // only recorded shards trusted.
-  std::future<std::pair<std::string, ShardRecord>> committing;
-  size_t committed = 0;
-  auto wait_for_commit = [&] {
-    if (!committing.valid()) return;
-    const auto [name, record] = committing.get();  // rethrows a failed fsync or rename
-    manifest.record(name, record);
-    manifest.save();
-    if (options.after_shard) options.after_shard(++committed);
-  };
   for (const OutputShard& shard : plan.shards) {
     std::vector<TensorDecl> decls;
     for (const OutputTensor& t : shard.tensors) {
@@ -228,51 +157,35 @@ ConvertSummary convert_checkpoint(const ConvertOptions& options) {
     }
     const std::vector<TensorDecl> order = safetensors_write_order(decls);
     const std::string path = out.file(shard.file_name);
-    if (out.resumed() && recorded_shard_intact(path, manifest.find(shard.file_name))) {
+    if (out.recorded_intact(shard.file_name)) {
       RowStats kept_stats;
       std::optional<std::string> difference =
           kept_shard_difference(path, shard, order, options, pool, kept_stats, bar);
       if (!difference) {
-        ++summary.shards_kept;
+        out.kept();
         summary.rows.merge(kept_stats);
         summary.output_bytes += fs::file_size(path);
         continue;
       }
       log_warn("{}: kept shard differs from this run's output in {}; converting it again", path,
                *difference);
-      fs::remove(path);
     }
-    if (out.resumed() && manifest.find(shard.file_name)) {
-      manifest.forget(shard.file_name);  // redone: recorded again once committed
-      ++summary.shards_redone;
-    }
+    out.begin_shard(shard.file_name);
     RowStats stats;
     std::unique_ptr<AtomicFile> file = write_shard(path, shard, order, options, pool, stats, bar);
     summary.output_bytes += file->bytes_written();
     summary.rows.merge(stats);
-    ++summary.shards_written;
-    wait_for_commit();
-    committing = std::async(std::launch::async, [f = std::move(file), name = shard.file_name] {
-      f->commit();
-      return std::pair(name, hash_file(f->final_path()));
-    });
+    out.commit_shard(std::move(file), shard.file_name);
   }
-  wait_for_commit();
-  // Nothing but the shards of this plan goes into the output, whatever appeared meanwhile.
-  std::set<std::string> keep = {ConvertManifest::kFileName};
-  for (const OutputShard& shard : plan.shards) keep.insert(shard.file_name);
-  summary.files_removed +=
-      remove_entries_except(out.path(), keep, "not written by this conversion");
-  if (plan.sharded)
-    write_safetensors_index(out.file("model.safetensors.index.json"), weight_map,
-                            plan.output_bytes);
-  write_file_atomic(out.file("config.json"), plan.config.dump(2) + "\n");
-  copy_side_files(options.input_dir, out.path());
+  out.finish(plan.sharded, weight_map, plan.output_bytes, [&](const std::string& dir) {
+    write_file_atomic(dir + "/config.json", plan.config.dump(2) + "\n");
+    copy_side_files(options.input_dir, dir);
+  });
   if (progress) progress->finish();
-  // The manifest describes the partial output only; a killed run between this and the rename
-  // leaves a DST.partial whose resume trusts nothing and converts again.
-  fs::remove(manifest.path());
-  out.commit_durably();  // the side files too, and every rename
+  summary.shards_written = out.counts().shards_written;
+  summary.shards_kept = out.counts().shards_kept;
+  summary.shards_redone = out.counts().shards_redone;
+  summary.files_removed = out.counts().files_removed;
   summary.seconds = seconds_since(start);
   return summary;
 }

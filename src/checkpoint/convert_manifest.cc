@@ -122,7 +122,7 @@ ShardRecord hash_file(const std::string& path) {
   return record;
 }
 
-nlohmann::json source_fingerprint(const std::string& input_dir, Fp8Target target) {
+nlohmann::json source_fingerprint(const std::string& input_dir, const std::string& target) {
   nlohmann::json files = nlohmann::json::object();
   for (const auto& entry : fs::directory_iterator(input_dir)) {
     const std::string name = entry.path().filename().string();
@@ -137,7 +137,7 @@ nlohmann::json source_fingerprint(const std::string& input_dir, Fp8Target target
       files[name] = {{"size", static_cast<uint64_t>(st.st_size)}, {"mtime_ns", mtime_ns}};
     }
   }
-  return {{"target", std::string(fp8_target_name(target))}, {"files", files}};
+  return {{"target", target}, {"files", files}};
 }
 
 std::optional<std::string> fingerprint_difference(const nlohmann::json& recorded,

@@ -11,8 +11,6 @@
 #include <set>
 #include <string>
 
-#include "checkpoint/mxfp4_to_fp8_exact.h"
-
 namespace minimax {
 
 // A completed output shard as the manifest records it.
@@ -27,10 +25,11 @@ struct ShardRecord {
 // file through a small buffer; Error naming the path when it cannot be read.
 ShardRecord hash_file(const std::string& path);
 
-// What identifies a conversion's input: the target, and for the source directory the size and
-// modification time of every .safetensors file and a hash of config.json and of the index. Cheap
-// (no tensor data is read); any difference means the kept shards may belong to another input.
-nlohmann::json source_fingerprint(const std::string& input_dir, Fp8Target target);
+// What identifies a conversion's input: the target (convert's "ocp", quantize's format and kept
+// roles), and for the source directory the size and modification time of every .safetensors file
+// and a hash of config.json and of the index. Cheap (no tensor data is read); any difference means
+// the kept shards may belong to another input.
+nlohmann::json source_fingerprint(const std::string& input_dir, const std::string& target);
 
 class ConvertManifest {
  public:

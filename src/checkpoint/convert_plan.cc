@@ -142,15 +142,7 @@ nlohmann::json converted_config_json(const ModelConfig& model, const QuantConfig
   nlohmann::json quant = converted_fp8_config_json(model, source);
   for (const std::string& module : also_ignore) quant["ignore"].push_back(module);
   if (target == Fp8Target::kGaudi2) quant["fp8_dtype_flavor"] = "float8_e4m3fnuz";
-  auto text = config.find("text_config");
-  const bool in_text_config = !config.contains("quantization_config") && text != config.end() &&
-                              text->is_object() && text->contains("quantization_config");
-  if (in_text_config) {
-    (*text)["quantization_config"] = quant;
-  } else {
-    config["quantization_config"] = quant;
-  }
-  return config;
+  return with_quantization_config(config, quant);
 }
 
 std::vector<TensorDecl> safetensors_write_order(std::vector<TensorDecl> decls) {

@@ -5,6 +5,7 @@
 
 #include <array>
 #include <filesystem>
+#include <set>
 #include <span>
 
 #include "base/error.h"
@@ -21,24 +22,25 @@ nlohmann::json write_nothing(const ModelConfig&) { return nullptr; }
 // One row per scheme; adding one is a QuantScheme value, a row, and its reader and writer in
 // checkpoint/quant/. Row order is all_quant_schemes()'s.
 // clang-format off
-// scheme, name, quant_method, method description, reader, writer,
-//   quantized layout, ignore-list rule, layout rule (instead of the two before)
+// scheme, name, quant_method, method description, reader, writer, the list of unquantized
+//   modules, quantized layout, ignore-list rule, layout rule (instead of the two before)
 constexpr QuantSchemeRow kSchemes[] = {
-  {QuantScheme::kNone, "bf16", "", "", nullptr, write_nothing},
+  {QuantScheme::kNone, "bf16", "", "", nullptr, write_nothing, ""},
   {QuantScheme::kFp8Block, "fp8-block", "fp8", "fp8 block", read_fp8_block, write_fp8_block,
-    LinearLayout::kFp8Block, matches_modules_to_not_convert},
+    "modules_to_not_convert", LinearLayout::kFp8Block, matches_modules_to_not_convert},
   {QuantScheme::kFp8Channel, "fp8-channel", "compressed-tensors", "compressed-tensors FP8",
-    read_fp8_channel, write_fp8_channel, LinearLayout::kFp8Channel, nullptr, fp8_channel_layout},
+    read_fp8_channel, write_fp8_channel, "ignore", LinearLayout::kFp8Channel, nullptr,
+    fp8_channel_layout},
   {QuantScheme::kMxfp4, "mxfp4", "quark", "quark MXFP4 (optionally with FP8 layers)", read_quark,
-    write_mxfp4, LinearLayout::kMxfp4, nullptr, quark_layout},
+    write_mxfp4, "exclude", LinearLayout::kMxfp4, nullptr, quark_layout},
   {QuantScheme::kNvfp4, "nvfp4", "modelopt", "modelopt NVFP4", read_modelopt, write_modelopt,
-    LinearLayout::kNvfp4, matches_modelopt},
+    "ignore", LinearLayout::kNvfp4, matches_modelopt},
   // vLLM matches MXFP8's ignored_layers as ModelOpt exclude_modules.
-  {QuantScheme::kMxfp8, "mxfp8", "mxfp8", "mxfp8", read_mxfp8, write_mxfp8,
+  {QuantScheme::kMxfp8, "mxfp8", "mxfp8", "mxfp8", read_mxfp8, write_mxfp8, "ignored_layers",
     LinearLayout::kMxfp8, matches_modelopt},
   // Read by the mxfp4 row's reader, which returns this scheme when FP8 layers are configured.
   {QuantScheme::kMxfp4Fp8Attn, "mxfp4-fp8attn", "quark", "", read_quark, write_mxfp4_fp8_attn,
-    LinearLayout::kMxfp4, nullptr, quark_layout},
+    "exclude", LinearLayout::kMxfp4, nullptr, quark_layout},
 };
 // clang-format on
 
@@ -200,6 +202,58 @@ QuantConfig load_quant_config(const std::string& checkpoint_dir) {
 
 json quantization_config_json(QuantScheme scheme, const ModelConfig& model) {
   return quant_scheme_row(scheme).write(model);
+}
+
+json with_quantization_config(json config, const json& quant) {
+  auto text = config.find("text_config");
+  const bool in_text_config = !config.contains("quantization_config") && text != config.end() &&
+                              text->is_object() && text->contains("quantization_config");
+  json& holder = in_text_config ? *text : config;
+  if (quant.is_null()) {
+    holder.erase("quantization_config");
+  } else {
+    holder["quantization_config"] = quant;
+  }
+  return config;
+}
+
+void add_unquantized_modules(QuantScheme scheme, json& quantization_config,
+                             std::optional<json>& hf_quant_config,
+                             const std::vector<std::string>& modules) {
+  if (modules.empty()) return;
+  const std::string field(quant_scheme_row(scheme).exclude_field);
+  if (field.empty() || !quantization_config.is_object())
+    fail("add_unquantized_modules: {} has no list of unquantized modules",
+         quant_scheme_name(scheme));
+  json& list = quantization_config[field];
+  if (!list.is_array()) list = json::array();
+  for (const std::string& module : modules) list.push_back(module);
+  // ModelOpt's legacy file names them too: loaders read either.
+  if (hf_quant_config && hf_quant_config->contains("quantization")) {
+    json& legacy = (*hf_quant_config)["quantization"]["exclude_modules"];
+    if (!legacy.is_array()) legacy = json::array();
+    for (const std::string& module : modules) legacy.push_back(module);
+  }
+}
+
+void remove_unquantized_modules(QuantScheme scheme, json& quantization_config,
+                                std::optional<json>& hf_quant_config,
+                                const std::vector<std::string>& modules) {
+  if (modules.empty()) return;
+  const std::set<std::string> doomed(modules.begin(), modules.end());
+  auto remove_from = [&](json& list) {
+    if (!list.is_array()) return;
+    json kept = json::array();
+    for (const json& entry : list)
+      if (!entry.is_string() || !doomed.count(entry.get<std::string>())) kept.push_back(entry);
+    list = std::move(kept);
+  };
+  const std::string field(quant_scheme_row(scheme).exclude_field);
+  if (!field.empty() && quantization_config.is_object() && quantization_config.contains(field))
+    remove_from(quantization_config[field]);
+  if (hf_quant_config && hf_quant_config->contains("quantization") &&
+      (*hf_quant_config)["quantization"].contains("exclude_modules"))
+    remove_from((*hf_quant_config)["quantization"]["exclude_modules"]);
 }
 
 }  // namespace minimax

@@ -98,6 +98,22 @@ QuantConfig load_quant_config(const std::string& checkpoint_dir);
 //    weights, dynamic per-token FP8 activations} (AMD's "ptpc_fp8" attention) and the
 //    architecture's exclude list without its attention entry.
 nlohmann::json quantization_config_json(QuantScheme scheme, const ModelConfig& model);
+// `config` (a config.json) with its quantization_config replaced by `quant` where it has one (top
+// level, or text_config's for a multimodal config that keeps it there), else set at the top level;
+// a null `quant` removes it (BF16).
+nlohmann::json with_quantization_config(nlohmann::json config, const nlohmann::json& quant);
+// Adds `modules` (exact module names) to the list in which `scheme`'s written config names the
+// modules it leaves unquantized: fp8-block `modules_to_not_convert`, compressed-tensors `ignore`,
+// Quark `exclude`, ModelOpt `ignore` (and `exclude_modules` of its legacy hf_quant_config.json),
+// MXFP8 `ignored_layers`.
+void add_unquantized_modules(QuantScheme scheme, nlohmann::json& quantization_config,
+                             std::optional<nlohmann::json>& hf_quant_config,
+                             const std::vector<std::string>& modules);
+// Removes the entries equal to one of `modules` from that list (an entry that names more than one
+// module, a glob or a regex, stays).
+void remove_unquantized_modules(QuantScheme scheme, nlohmann::json& quantization_config,
+                                std::optional<nlohmann::json>& hf_quant_config,
+                                const std::vector<std::string>& modules);
 // What `minimax convert` writes for the Quark `source`: kFp8Channel's config, with the Linears the
 // source stores as per-channel FP8 (kMxfp4Fp8Attn's attention, copied as they are) left out of
 // `ignore`, so that a loader reads them as FP8 too.

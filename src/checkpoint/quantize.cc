@@ -1,20 +1,28 @@
-// quantize_checkpoint: BF16 checkpoint → one published quantized layout, shard by shard.
+// quantize_checkpoint: any published layout -> another, Linear by Linear, shard by shard.
 #include "checkpoint/quantize.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 
 #include "base/atomic_output.h"
+#include "base/clock.h"
 #include "base/error.h"
 #include "base/log.h"
 #include "base/progress.h"
+#include "base/thread_pool.h"
+#include "checkpoint/convert_manifest.h"
+#include "checkpoint/convert_plan.h"
+#include "checkpoint/convert_stream.h"
 #include "checkpoint/model_config.h"
-#include "checkpoint/tensor_table.h"
-#include "checkpoint/tiny_checkpoint.h"
+#include "checkpoint/quantize_plan.h"
 #include "checkpoint/weight_codec.h"
+#include "formats/float_formats.h"
 #include "formats/safetensors_writer.h"
 #include "formats/tensor_store.h"
 
@@ -42,94 +50,181 @@ void copy_side_files(const std::string& src_dir, const std::string& dst_dir) {
   }
 }
 
+namespace {
+
+constexpr uint64_t kCopyPiece = uint64_t{16} << 20;  // bytes copied per write
+
+// The bytes of one requantized Linear's output tensors, in RequantizedLinear::outputs order.
+std::vector<std::vector<uint8_t>> requantize(const TensorStore& source,
+                                             const RequantizedLinear& linear) {
+  const std::vector<float> values =
+      decode_weight(source, linear.weight_name, linear.from, linear.rows, linear.cols);
+  for (const TensorRef& ref : linear.sources) release_tensor_bytes(ref, 0, ref.info->nbytes());
+  if (linear.to != LinearLayout::kBf16)
+    return encode_weight(values, linear.rows, linear.cols, linear.to, linear.outputs);
+  std::vector<uint8_t> bf16(values.size() * 2);
+  for (size_t i = 0; i < values.size(); ++i) {
+    const uint16_t b = f32_to_bf16(values[i]);
+    std::memcpy(bf16.data() + 2 * i, &b, 2);
+  }
+  return {std::move(bf16)};
+}
+
+// Writes one output shard under its temporary name: copies in pieces (their source pages dropped
+// once written), Linears a batch of `pool.size()` at a time. The caller commits it.
+std::unique_ptr<AtomicFile> write_shard(const std::string& path, const QuantizeShard& shard,
+                                        const TensorStore& source, ThreadPool& pool,
+                                        Progress* progress) {
+  const std::vector<TensorDecl> order = safetensors_write_order(shard.decls());
+  const std::vector<uint8_t> header = build_safetensors_header(order, converted_shard_metadata());
+  std::map<std::string, uint64_t> offset_of;
+  uint64_t offset = header.size();
+  for (const TensorDecl& d : order) {
+    offset_of[d.name] = offset;
+    offset += d.nbytes();
+  }
+  auto file = std::make_unique<AtomicFile>(path);
+  file->write(header);
+  uint64_t written = 0;
+  auto put = [&](const TensorDecl& decl, uint64_t at, std::span<const uint8_t> bytes) {
+    file->write_at(offset_of.at(decl.name) + at, bytes);
+    written += bytes.size();
+    if (progress) progress->add(bytes.size());
+  };
+  for (const CopiedTensor& copy : shard.copies) {
+    const std::span<const uint8_t> bytes = copy.source.data();
+    if (bytes.size() != copy.decl.nbytes())
+      fail("quantize: '{}' has {} bytes, declared {}", copy.decl.name, bytes.size(),
+           copy.decl.nbytes());
+    for (uint64_t at = 0; at < bytes.size(); at += kCopyPiece) {
+      const uint64_t n = std::min<uint64_t>(kCopyPiece, bytes.size() - at);
+      put(copy.decl, at, bytes.subspan(at, n));
+      release_tensor_bytes(copy.source, at, n);
+    }
+  }
+  for (size_t first = 0; first < shard.linears.size(); first += pool.size()) {
+    const size_t count = std::min(pool.size(), shard.linears.size() - first);
+    std::vector<std::vector<std::vector<uint8_t>>> encoded(count);
+    pool.parallel_for(count, [&](size_t begin, size_t end, size_t) {
+      for (size_t i = begin; i < end; ++i)
+        encoded[i] = requantize(source, shard.linears[first + i]);
+    });
+    for (size_t i = 0; i < count; ++i) {
+      const RequantizedLinear& linear = shard.linears[first + i];
+      for (size_t t = 0; t < linear.outputs.size(); ++t) {
+        const StoredTensor& s = linear.outputs[t];
+        const TensorDecl decl{s.name, s.dtype, s.shape};
+        if (encoded[i][t].size() != decl.nbytes())
+          fail("quantize: '{}' encoded to {} bytes, its layout says {}", s.name,
+               encoded[i][t].size(), decl.nbytes());
+        put(decl, 0, encoded[i][t]);
+      }
+    }
+  }
+  if (written != shard.data_bytes())
+    fail("quantize: {}: {} of {} data bytes written", path, written, shard.data_bytes());
+  return file;
+}
+
+}  // namespace
+
 QuantizeSummary quantize_checkpoint(const QuantizeOptions& options) {
+  const auto start = std::chrono::steady_clock::now();
+  // Everything about the source is checked before DST.partial exists.
   const ModelConfig model = load_model_config(options.input_dir);
   const QuantConfig source_quant = load_quant_config(options.input_dir);
-  if (source_quant.scheme != QuantScheme::kNone) {
-    fail("{}: quantize needs a BF16 checkpoint, this one is {}", options.input_dir,
-         quant_scheme_name(source_quant.scheme));
-  }
-  // The target's own config decides what is quantized, so the file and the data agree.
-  nlohmann::json config = model.raw;
-  nlohmann::json qjson = quantization_config_json(options.scheme, model);
-  std::optional<nlohmann::json> hf_quant;
-  if (options.scheme != QuantScheme::kNone) config["quantization_config"] = qjson;
-  // ModelOpt also writes its legacy hf_quant_config.json beside config.json.
-  if (options.scheme == QuantScheme::kNvfp4) hf_quant = hf_quant_config_json(model);
-  const QuantConfig target = detect_quantization(config, hf_quant, options.output_dir);
+  const TensorStore source(options.input_dir);
+  const QuantizePlan plan =
+      plan_quantization(source, model, source_quant, options.scheme, options.keep);
 
-  std::map<std::string, TensorSpec> specs;
-  for (TensorSpec& s : tensor_table(model)) specs.emplace(s.name, std::move(s));
-  // MTP modules a checkpoint may carry are quantized like the decoder layers they copy (a release
-  // quantizes every Linear its rules do not exclude), so the output's config describes them too.
-  for (TensorSpec& s : mtp_tensor_specs(model, model.num_mtp_modules))
-    specs.emplace(s.name, std::move(s));
-
-  TensorStore source(options.input_dir);
-  AtomicDirectory out(options.output_dir, options.force);
-  QuantizeSummary summary;
-  std::map<std::string, std::string> weight_map;
-  uint64_t total = 0;
+  // What identifies the output besides the source: the format and the kept roles.
+  std::string target(quant_scheme_name(options.scheme));
+  for (TensorRole role : options.keep) target += " keep " + std::string(tensor_role_name(role));
+  std::vector<std::string> shard_names;
+  for (const QuantizeShard& shard : plan.shards) shard_names.push_back(shard.file_name);
+  ResumableOutput out(options.output_dir, options.force, options.resume,
+                      source_fingerprint(options.input_dir, target), shard_names);
+  out.after_shard = options.after_shard;
+  ThreadPool pool(options.threads);
   std::optional<Progress> progress;
   if (options.show_progress) {
-    uint64_t input = 0;
-    for (size_t s = 0; s < source.num_shards(); ++s)
-      for (const TensorInfo& info : source.shard(s).tensors()) input += info.nbytes();
-    progress.emplace("quantize", input);
+    progress.emplace("quantize", plan.output_bytes);
     progress->show_after(std::chrono::seconds(1));
   }
-  for (size_t s = 0; s < source.num_shards(); ++s) {
-    const SafetensorsFile& shard = source.shard(s);
-    std::vector<TensorDecl> decls;
-    std::map<std::string, std::vector<uint8_t>> data;
-    for (const TensorInfo& info : shard.tensors()) {
-      auto spec = specs.find(info.name);
-      std::vector<StoredTensor> stored;
-      if (spec != specs.end()) stored = stored_tensors(spec->second, target);
-      const bool quantized = stored.size() > 1;
-      summary.bytes_in += info.nbytes();
-      if (progress) progress->add(info.nbytes());
-      if (!quantized) {
-        decls.push_back({info.name, info.dtype, info.shape});
-        auto bytes = shard.data(info);
-        data[info.name].assign(bytes.begin(), bytes.end());
-        ++summary.tensors_copied;
-        continue;
-      }
-      if (info.shape.size() != 2) fail("{}: tensor '{}' is not 2-D", shard.path(), info.name);
-      auto values = read_as_float(TensorRef{&shard, &info});
-      auto encoded =
-          encode_weight(values, info.shape[0], info.shape[1], target.layout_of(info.name), stored);
-      for (size_t i = 0; i < stored.size(); ++i) {
-        decls.push_back({stored[i].name, stored[i].dtype, stored[i].shape});
-        if (encoded[i].size() != decls.back().nbytes()) {
-          fail("quantize: '{}' encoded to {} bytes, layout says {}", stored[i].name,
-               encoded[i].size(), decls.back().nbytes());
-        }
-        data[stored[i].name] = std::move(encoded[i]);
-      }
-      ++summary.tensors_quantized;
+  Progress* bar = progress ? &*progress : nullptr;
+
+  QuantizeSummary summary;
+  summary.from = source_quant.scheme;
+  summary.to = options.scheme;
+  summary.tensors_quantized = plan.requantized;
+  summary.tensors_kept = plan.kept;
+  summary.tensors_copied = plan.copied;
+  summary.scales_consumed = plan.scales_consumed;
+  summary.bytes_in = plan.source_bytes;
+  std::map<std::string, std::string> weight_map;
+  for (const QuantizeShard& shard : plan.shards) {
+    for (const TensorDecl& d : shard.decls()) weight_map[d.name] = shard.file_name;
+    // A shard the manifest records with its size and hash is this tool's output for this source
+    // and target (the fingerprint says so), so it is kept as it is.
+    if (out.recorded_intact(shard.file_name)) {
+      out.kept();
+      summary.bytes_out += fs::file_size(out.file(shard.file_name));
+      if (bar) bar->add(shard.data_bytes());
+      continue;
     }
-    const std::string& shard_name = source.shard_names()[s];
-    SafetensorsWriter writer(out.file(shard_name), decls, {{"format", "pt"}});
-    for (const TensorDecl& d : writer.order()) {
-      writer.write_tensor(d.name, data[d.name]);
-      weight_map[d.name] = shard_name;
-      total += d.nbytes();
-    }
-    writer.finish();
-    summary.bytes_out += writer.file_size();
+    out.begin_shard(shard.file_name);
+    std::unique_ptr<AtomicFile> file =
+        write_shard(out.file(shard.file_name), shard, source, pool, bar);
+    summary.bytes_out += file->bytes_written();
+    out.commit_shard(std::move(file), shard.file_name);
   }
+  out.finish(plan.sharded, weight_map, plan.output_bytes, [&](const std::string& dir) {
+    write_file_atomic(dir + "/config.json", plan.config.dump(2) + "\n");
+    if (plan.hf_quant_config)
+      write_file_atomic(dir + "/hf_quant_config.json", plan.hf_quant_config->dump(2) + "\n");
+    copy_side_files(options.input_dir, dir);
+  });
   if (progress) progress->finish();
-  if (source.sharded())
-    write_safetensors_index(out.file("model.safetensors.index.json"), weight_map, total);
-  write_file_atomic(out.file("config.json"), config.dump(2) + "\n");
-  if (hf_quant) write_file_atomic(out.file("hf_quant_config.json"), hf_quant->dump(2) + "\n");
-  copy_side_files(options.input_dir, out.path());
-  out.commit();
-  log_info("quantize: {} tensors quantized to {}, {} copied", summary.tensors_quantized,
-           quant_scheme_name(options.scheme), summary.tensors_copied);
+  summary.shards = out.counts();
+  summary.seconds = seconds_since(start);
+  log_info("quantize: {} Linears {} -> {}, {} kept, {} tensors copied", plan.requantized,
+           quant_scheme_name(source_quant.scheme), quant_scheme_name(options.scheme), plan.kept,
+           plan.copied);
   return summary;
+}
+
+std::string format_quantize_summary(const QuantizeSummary& s, const QuantizeOptions& options) {
+  std::string out;
+  out += fmt::format("quantize summary ({} -> {})\n", quant_scheme_name(s.from),
+                     quant_scheme_name(s.to));
+  std::string kept_roles;
+  for (TensorRole role : options.keep)
+    kept_roles += (kept_roles.empty() ? "" : ", ") + std::string(tensor_role_name(role));
+  out += fmt::format(
+      "  tensors     {} Linears decoded and re-encoded, {} kept as they are{}, {} copied byte for "
+      "byte, {} source scale tensors consumed\n",
+      s.tensors_quantized, s.tensors_kept, kept_roles.empty() ? "" : " (" + kept_roles + ")",
+      s.tensors_copied, s.scales_consumed);
+  out += fmt::format("  shards      {} written, {} kept from the interrupted run, {} redone\n",
+                     s.shards.shards_written, s.shards.shards_kept, s.shards.shards_redone);
+  if (s.shards.files_removed > 0)
+    out += fmt::format(
+        "  removed     {} files of the interrupted run's output that its resume manifest does not "
+        "record (named on stderr)\n",
+        s.shards.files_removed);
+  const double ratio = s.bytes_in > 0 ? 100.0 * s.bytes_out / s.bytes_in : 0;
+  out +=
+      fmt::format("  size        {} of tensor data in, {} of shards out ({:.1f}% of the source)\n",
+                  format_bytes(s.bytes_in), format_bytes(s.bytes_out), ratio);
+  out += fmt::format("  time        {:.2f} s\n", s.seconds);
+  out += fmt::format(
+      "  what it cost: the source's logits as the base, then the output against them "
+      "(docs/perplexity.md; TEXT is any text file)\n"
+      "    minimax perplexity --model {0} --file TEXT --kl-divergence-base {0}.kl\n"
+      "    minimax perplexity --model {1} --file TEXT --kl-divergence --kl-divergence-base "
+      "{0}.kl\n",
+      options.input_dir, options.output_dir);
+  return out;
 }
 
 }  // namespace minimax

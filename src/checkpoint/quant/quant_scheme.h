@@ -28,6 +28,9 @@ struct QuantSchemeRow {
   QuantConfig (*read)(const ConfigFields& q) = nullptr;
   // The quantization_config a release of the scheme writes (null for BF16).
   nlohmann::json (*write)(const ModelConfig& model) = nullptr;
+  // The field of the written config that lists the modules left unquantized, where
+  // add_unquantized_modules adds more ("modules_to_not_convert", "ignore", "exclude", ...).
+  std::string_view exclude_field;
   // How it stores a Linear: as `quantized`, unless an entry of the config's ignore list matches
   // the module by `ignored` (name_patterns.h); or, where `layout` is set, by that rule alone
   // (module without its ".weight").
