@@ -20,12 +20,13 @@ struct SpeculativeConfig {
   DraftMethod method = DraftMethod::kNgram;
   // The most draft tokens one verify step carries (vLLM's num_speculative_tokens). The shipped
   // default is long because a MoE verify step reads the union of its tokens' experts: short drafts
-  // pay most of that cost and gain little (docs/speculative.md).
-  int num_speculative_tokens = 16;
+  // pay most of that cost and gain little (docs/speculative.md, measured there).
+  int num_speculative_tokens = 24;
   // ngram (prompt lookup): the longest suffix of the sequence, between these lengths, that occurred
-  // before proposes the tokens that followed its most recent occurrence.
+  // before proposes the tokens that followed its most recent occurrence. A long maximum finds the
+  // place a copy comes from rather than the latest place a common short run occurred.
   int prompt_lookup_min = 2;
-  int prompt_lookup_max = 5;
+  int prompt_lookup_max = 16;
   // suffix: vLLM's suffix_decoding_* keys. A draft follows the most frequent continuation of the
   // longest matched suffix (at most max_tree_depth tokens) in the request and in recent outputs; it
   // stops where the continuation's estimated probability falls below min_token_prob, and is at most
