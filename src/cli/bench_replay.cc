@@ -124,10 +124,7 @@ nlohmann::ordered_json run_replay(TextModel& model, const std::vector<ReplayCase
     plain_total += plain.seconds;
     spec_total += spec.seconds;
     decoded_total += decoded;
-    all.num_drafts += spec.counts.num_drafts;
-    all.num_draft_tokens += spec.counts.num_draft_tokens;
-    all.num_accepted_tokens += spec.counts.num_accepted_tokens;
-    all.forward_steps += spec.counts.forward_steps;
+    all.add(spec.counts);
     per_case.push_back({{"case", i + 1},
                         {"prompt_tokens", t.prompt.size()},
                         {"output_tokens", t.output.size()},

@@ -160,14 +160,8 @@ void ServeMetrics::add_preemptions(int64_t n) {
 }
 
 void ServeMetrics::add_spec_decode(int64_t drafted, int64_t accepted) {
-  if (drafted <= 0) return;
   std::lock_guard<std::mutex> lock(mutex_);
-  ++values_.spec_drafts;
-  values_.spec_draft_tokens += drafted;
-  values_.spec_accepted_tokens += accepted;
-  if (values_.spec_accepted_per_pos.size() < static_cast<size_t>(drafted))
-    values_.spec_accepted_per_pos.resize(static_cast<size_t>(drafted), 0);
-  for (int64_t i = 0; i < accepted; ++i) ++values_.spec_accepted_per_pos[static_cast<size_t>(i)];
+  values_.spec.add_verify(drafted, accepted);
 }
 
 void ServeMetrics::add_prefix_cache(int64_t queries, int64_t hits) {
@@ -233,16 +227,16 @@ std::string ServeMetrics::render_prometheus() const {
   w.counter("vllm:prefix_cache_hits", "Prefix cache hits, in terms of number of cached tokens.",
             static_cast<double>(v.prefix_cache_hits));
   w.counter("vllm:spec_decode_num_drafts", "Number of spec decoding drafts.",
-            static_cast<double>(v.spec_drafts));
+            static_cast<double>(v.spec.num_drafts));
   w.counter("vllm:spec_decode_num_draft_tokens", "Number of draft tokens.",
-            static_cast<double>(v.spec_draft_tokens));
+            static_cast<double>(v.spec.num_draft_tokens));
   w.counter("vllm:spec_decode_num_accepted_tokens", "Number of accepted tokens.",
-            static_cast<double>(v.spec_accepted_tokens));
+            static_cast<double>(v.spec.num_accepted_tokens));
   w.header("vllm:spec_decode_num_accepted_tokens_per_pos", "counter",
            "Accepted tokens per draft position.");
-  for (size_t i = 0; i < v.spec_accepted_per_pos.size(); ++i)
+  for (size_t i = 0; i < v.spec.accepted_per_pos.size(); ++i)
     w.sample("vllm:spec_decode_num_accepted_tokens_per_pos_total",
-             static_cast<double>(v.spec_accepted_per_pos[i]), fmt::format("position=\"{}\"", i));
+             static_cast<double>(v.spec.accepted_per_pos[i]), fmt::format("position=\"{}\"", i));
   w.header("vllm:request_success", "counter", "Count of successfully processed requests.");
   for (const auto& [reason, count] : v.finished)
     w.sample("vllm:request_success_total", static_cast<double>(count),

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "runtime/spec/spec_decode_counts.h"
+
 namespace minimax {
 
 // Cumulative histogram with fixed upper bounds (the +Inf bucket is implicit).
@@ -64,8 +66,7 @@ class ServeMetrics {
     int64_t prompt_tokens = 0, generation_tokens = 0, preemptions = 0;
     int64_t prefix_cache_queries = 0, prefix_cache_hits = 0;
     std::map<std::string, int64_t> finished;  // by reason
-    int64_t spec_drafts = 0, spec_draft_tokens = 0, spec_accepted_tokens = 0;
-    std::vector<int64_t> spec_accepted_per_pos;  // [i]: verify steps whose draft token i was right
+    SpecDecodeCounts spec;                    // speculative decoding's verify steps
     uint64_t ttft_count = 0, itl_count = 0, e2e_count = 0;
   };
   Snapshot snapshot() const;

@@ -96,7 +96,12 @@ std::vector<RecentOutputs::Match> RecentOutputs::find(std::span<const int32_t> c
   auto it = ends_.find(TokenIndex::hash_run(context.last(kKeyLength)));
   if (it == ends_.end() || entries_.empty()) return out;
   std::vector<std::pair<int64_t, int64_t>>& ends = it->second;
-  std::erase_if(ends, [&](const auto& p) { return p.first < entries_.front().id; });
+  // Ends are appended in id order, so those of dropped outputs are a prefix: checking the front
+  // keeps a hot key's lookup from scanning millions of live entries every step.
+  const int64_t oldest = entries_.front().id;
+  if (!ends.empty() && ends.front().first < oldest)
+    ends.erase(ends.begin(), std::partition_point(ends.begin(), ends.end(),
+                                                  [&](const auto& p) { return p.first < oldest; }));
   for (auto e = ends.rbegin(); e != ends.rend() && static_cast<int>(out.size()) < limit; ++e) {
     const Entry* source = entry(e->first);
     if (source == nullptr) continue;

@@ -9,16 +9,6 @@
 
 namespace minimax {
 
-void SpecDecodeCounts::add_verify(int drafted, int accepted) {
-  if (drafted <= 0) return;
-  ++num_drafts;
-  num_draft_tokens += drafted;
-  num_accepted_tokens += accepted;
-  if (accepted_per_pos.size() < static_cast<size_t>(drafted))
-    accepted_per_pos.resize(static_cast<size_t>(drafted), 0);
-  for (int i = 0; i < accepted; ++i) ++accepted_per_pos[static_cast<size_t>(i)];
-}
-
 SpeculativeStepper::SpeculativeStepper(LogitsSource& source, const SpeculativeConfig& config,
                                        StepCostModel& cost, std::shared_ptr<RecentOutputs> recent)
     : source_(source),

@@ -15,18 +15,9 @@
 #include "runtime/generator.h"
 #include "runtime/spec/draft_policy.h"
 #include "runtime/spec/drafter.h"
+#include "runtime/spec/spec_decode_counts.h"
 
 namespace minimax {
-
-// vLLM's spec_decode_* counters.
-struct SpecDecodeCounts {
-  int64_t num_drafts = 0;  // verify steps that carried at least one draft token
-  int64_t num_draft_tokens = 0;
-  int64_t num_accepted_tokens = 0;
-  std::vector<int64_t> accepted_per_pos;  // [i]: drafts whose token i was accepted
-  int64_t forward_steps = 0;              // forward passes after the prefill
-  void add_verify(int drafted, int accepted);
-};
 
 class SpeculativeStepper {
  public:

@@ -94,11 +94,11 @@ TEST_P(EngineSpeculativeTest, OutputsEqualThePlainEngine) {
       // Again, with the suffix cache holding the first round's outputs and prefixes cached.
       expect_same(plain, run_all(engine, requests), what + ", second round");
       const ServeMetrics::Snapshot m = engine.metrics().snapshot();
-      EXPECT_GT(m.spec_drafts, 0) << what;
-      EXPECT_LE(m.spec_accepted_tokens, m.spec_draft_tokens) << what;
+      EXPECT_GT(m.spec.num_drafts, 0) << what;
+      EXPECT_LE(m.spec.num_accepted_tokens, m.spec.num_draft_tokens) << what;
       const std::string text = engine.metrics().render_prometheus();
       EXPECT_NE(text.find("vllm:spec_decode_num_drafts_total{model_name=\"tiny\"} " +
-                          std::to_string(m.spec_drafts)),
+                          std::to_string(m.spec.num_drafts)),
                 std::string::npos)
           << text;
       EXPECT_NE(text.find("vllm:spec_decode_num_accepted_tokens_total"), std::string::npos);
@@ -116,7 +116,7 @@ TEST_P(EngineSpeculativeTest, PreemptionAndASmallPoolKeepTheOutputs) {
   Engine engine(*t.model, *t.tokenizer,
                 options_with(verify_every_draft(DraftMethod::kNgram), /*blocks=*/24));
   expect_same(plain, run_all(engine, requests), "small pool");
-  EXPECT_GT(engine.metrics().snapshot().spec_drafts, 0);
+  EXPECT_GT(engine.metrics().snapshot().spec.num_drafts, 0);
 }
 
 TEST(EngineSpeculative, AcceptedDraftsOfARepeatingOutputSaveSteps) {
@@ -130,7 +130,7 @@ TEST(EngineSpeculative, AcceptedDraftsOfARepeatingOutputSaveSteps) {
   const Collected spec = collect(*engine.submit(request));
   EXPECT_EQ(spec.tokens, plain.tokens);
   const ServeMetrics::Snapshot m = engine.metrics().snapshot();
-  EXPECT_GT(m.spec_accepted_tokens, 0)
+  EXPECT_GT(m.spec.num_accepted_tokens, 0)
       << "no draft of a " << plain.tokens.size() << "-token greedy output was right";
 }
 
