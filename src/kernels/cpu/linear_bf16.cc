@@ -1,28 +1,13 @@
 // bf16 weights with f32 activations: a 32-bit lane holds two bf16 weights; shifting it left by 16
 // gives the even one as f32 and masking the low half gives the odd one, so the activations are
-// stored even columns first, then odd, per chunk.
+// stored even columns first, then odd, per chunk: the order every f32 kernel follows
+// (even_odd_order, linear_internal.h).
 #define MINIMAX_AVX512_TARGET "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,fma,f16c,bmi,bmi2"
-#include <array>
-
 #include "kernels/cpu/linear_avx2-inl.h"
 #include "kernels/cpu/linear_avx512-inl.h"
 
 namespace minimax::cpu_linear_detail {
 namespace {
-
-// Chunk of 2n columns: position p < n reads column 2p, position n + p reads column 2p + 1.
-template <int kChunk>
-const uint16_t* even_odd_order() {
-  static const auto order = [] {
-    std::array<uint16_t, kChunk> o{};
-    for (int p = 0; p < kChunk / 2; ++p) {
-      o[p] = static_cast<uint16_t>(2 * p);
-      o[kChunk / 2 + p] = static_cast<uint16_t>(2 * p + 1);
-    }
-    return o;
-  }();
-  return order.data();
-}
 
 struct Bf16Avx512 {
   static constexpr int kChunkCols = 32, kVectors = 2, kGroups = 0;
@@ -80,11 +65,11 @@ RowKernel bf16_kernel(CpuIsa isa) {
   if (isa == CpuIsa::kAvx512) {
     k.run = rows512<Bf16Avx512>;
     k.chunk_cols = Bf16Avx512::kChunkCols;
-    k.order = even_odd_order<Bf16Avx512::kChunkCols>();
+    k.order = even_odd_order<Bf16Avx512::kChunkCols, 32>();
   } else if (isa == CpuIsa::kAvx2) {
     k.run = rows256<Bf16Avx2>;
     k.chunk_cols = Bf16Avx2::kChunkCols;
-    k.order = even_odd_order<Bf16Avx2::kChunkCols>();
+    k.order = even_odd_order<Bf16Avx2::kChunkCols, 16>();
   }
   return k;
 }

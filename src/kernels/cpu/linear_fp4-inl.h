@@ -138,10 +138,14 @@ MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE __m512 nvfp4_scales512(const E4m3Tables512&
 // AVX2: 32 bytes (64 columns) per chunk. vpshufb looks each nibble up in 16-entry tables of the
 // low and high bytes of its bf16 value; unpacking interleaves them into bf16 pairs and a shift or
 // mask makes f32 of each half. Vector v = 4n + 2s + q (n: low/high nibble, s: low/high unpack,
-// q: even/odd half), lane L, dword d holds column 32L + 16s + 4d + 2q + n.
-struct Fp4Elements256 {
+// q: even/odd half), lane L, dword d holds column 32L + 16s + 4d + 2q + n (fp4_order_avx2).
+// kEvenOdd: the bytes are first moved so that byte 8g + l (g = 2s + q, l = 4L + d) lands where
+// that lane reads, and the vector goes to w[2g + n]: the even (n = 0) and odd columns of each
+// 16-column group g, the shared f32 order (even_odd_order, linear_internal.h).
+template <bool kEvenOdd>
+struct Fp4Decoder256 {
   __m256i lo_table, hi_table;
-  MINIMAX_AVX2 Fp4Elements256()
+  MINIMAX_AVX2 Fp4Decoder256()
       : lo_table(_mm256_broadcastsi128_si256(
             _mm_load_si128(reinterpret_cast<const __m128i*>(decode_tables().e2m1_bf16_lo)))),
         hi_table(_mm256_broadcastsi128_si256(
@@ -157,6 +161,14 @@ struct Fp4Elements256 {
     } else {
       bytes = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
     }
+    if constexpr (kEvenOdd) {
+      // Lane L takes dwords L, 2 + L, 4 + L, 6 + L (bytes 8m + 4L + d, m = 0..3); in-lane position
+      // 8s + 2d + q then takes byte d of its dword m = 2s + q.
+      bytes = _mm256_permutevar8x32_epi32(bytes, _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7));
+      bytes = _mm256_shuffle_epi8(
+          bytes, _mm256_setr_epi8(0, 4, 1, 5, 2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15, 0, 4, 1, 5,
+                                  2, 6, 3, 7, 8, 12, 9, 13, 10, 14, 11, 15));
+    }
     const __m256i low4 = _mm256_set1_epi8(0x0F);
     const __m256i nibbles[2] = {_mm256_and_si256(bytes, low4),
                                 _mm256_and_si256(_mm256_srli_epi16(bytes, 4), low4)};
@@ -168,12 +180,16 @@ struct Fp4Elements256 {
       const __m256i pairs[2] = {_mm256_unpacklo_epi8(lo, hi), _mm256_unpackhi_epi8(lo, hi)};
 #pragma GCC unroll 2
       for (int s = 0; s < 2; ++s) {
-        w[4 * n + 2 * s] = _mm256_castsi256_ps(_mm256_slli_epi32(pairs[s], 16));
-        w[4 * n + 2 * s + 1] = _mm256_castsi256_ps(_mm256_and_si256(pairs[s], high_half));
+        const int even = kEvenOdd ? 2 * (2 * s) + n : 4 * n + 2 * s;
+        const int odd = kEvenOdd ? 2 * (2 * s + 1) + n : 4 * n + 2 * s + 1;
+        w[even] = _mm256_castsi256_ps(_mm256_slli_epi32(pairs[s], 16));
+        w[odd] = _mm256_castsi256_ps(_mm256_and_si256(pairs[s], high_half));
       }
     }
   }
 };
+using Fp4Elements256 = Fp4Decoder256<false>;
+using Fp4EvenOdd256 = Fp4Decoder256<true>;
 
 inline const uint16_t* fp4_order_avx2() {
   static const auto order = [] {

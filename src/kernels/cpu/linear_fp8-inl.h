@@ -119,9 +119,9 @@ struct MxScales {
   float value(uint8_t code) const { return e8m0[code]; }
 };
 
-// The scales of a 64-column AVX-512 FP8 chunk, for both decoders (f32 and bf16 activations): the
-// chunk's tile (kTile), or (kMx) the e8m0 values of its two 32-column blocks in dwords 0-7 and
-// 8-15, where both decode orders put each block's columns (a tail of 32 has only the first); and
+// The scales of a 64-column AVX-512 FP8 chunk for the bf16-activation decoder: the chunk's tile
+// (kTile), or (kMx) the e8m0 values of its two 32-column blocks in dwords 0-7 and 8-15, where
+// that decode order puts each block's columns (a tail of 32 has only the first); and
 // the row's own scale (kChannel), which multiplies its final sum.
 template <Fp8Scaling kScaling>
 struct Fp8ChunkScales {

@@ -1,11 +1,11 @@
 // e4m3fn weights with a scale per row (kFp8Channel), per tile (kFp8Block) or an e8m0 scale per 32
-// columns (kMxfp8), f32 activations: one decode of the codes, three ways to find the scales.
+// columns (kMxfp8), f32 activations: one decode of the codes, three ways to find the scales. Both
+// levels leave the columns in the shared even/odd order (even_odd_order, linear_internal.h).
 // AVX-512: two vpermt2b lookups turn 64 codes into the low and high bytes of their bf16 values
 // (exact for every code, NaN included), unpacking interleaves them into bf16 pairs, and a shift or
 // a mask makes f32 of each half. AVX2: a code shifted into an f16 bit pattern is the value times
 // 2^-8 for every code (subnormals included), vcvtph2ps converts, the 2^8 goes into the scale.
 #define MINIMAX_AVX512_TARGET "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,fma,f16c,bmi,bmi2"
-#include <array>
 #include <cstring>
 
 #include "kernels/cpu/linear_avx2-inl.h"
@@ -15,27 +15,12 @@
 namespace minimax::cpu_linear_detail {
 namespace {
 
-// Position p of a 64-column chunk reads column 16L + 8s + 2d + q, where p = 16(2s + q) + 4L + d:
-// vector 2s + q holds the even (q = 0) or odd (q = 1) halves of the bf16 pairs of the low (s = 0)
-// or high (s = 1) unpack, whose 128-bit lane L covers codes 16L + 8s + (0..7).
-inline const uint16_t* avx512_order() {
-  static const auto order = [] {
-    std::array<uint16_t, 64> o{};
-    for (int s = 0; s < 2; ++s)
-      for (int q = 0; q < 2; ++q)
-        for (int lane = 0; lane < 4; ++lane)
-          for (int d = 0; d < 4; ++d)
-            o[16 * (2 * s + q) + 4 * lane + d] =
-                static_cast<uint16_t>(16 * lane + 8 * s + 2 * d + q);
-    return o;
-  }();
-  return order.data();
-}
-
 template <Fp8Scaling kScaling>
 struct Fp8Avx512 {
   static constexpr int kChunkCols = 64, kVectors = 4;
-  static constexpr int kGroups = kScaling == Fp8Scaling::kChannel ? 0 : 1;
+  // Tiles: one scale per chunk; MX: vectors 0-1 and 2-3 are its two 32-column blocks.
+  static constexpr int kGroups =
+      kScaling == Fp8Scaling::kChannel ? 0 : (kScaling == Fp8Scaling::kMx ? 2 : 1);
   static constexpr bool kBf16X = false;
   using Vec = __m512;
   const uint8_t* data;
@@ -50,8 +35,12 @@ struct Fp8Avx512 {
                                                  __m512* w) const {
     const uint8_t* p = data + row * row_bytes + c * 64;
     prefetch512<kTail>(p, row_bytes);
-    const __m512i codes =
+    const __m512i raw =
         kTail ? _mm512_maskz_loadu_epi8(first_bytes(valid), p) : _mm512_loadu_si512(p);
+    // Qwords L and 4 + L side by side in lane L, so that unpacking in pairs() leaves codes 0-31
+    // in pairs[0] and 32-63 in pairs[1], in column order: the shift takes the even columns of
+    // each 32, the mask the odd ones.
+    const __m512i codes = _mm512_permutexvar_epi64(_mm512_setr_epi64(0, 4, 1, 5, 2, 6, 3, 7), raw);
     __m512i pairs[2];
     tables.pairs(codes, pairs);
     const __m512i high_half = _mm512_set1_epi32(int32_t(0xFFFF0000u));
@@ -60,12 +49,17 @@ struct Fp8Avx512 {
     w[2] = _mm512_castsi512_ps(_mm512_slli_epi32(pairs[1], 16));
     w[3] = _mm512_castsi512_ps(_mm512_and_si512(pairs[1], high_half));
   }
-  static constexpr int group(int) { return 0; }
-  // avx512_order puts a chunk's first 32-column block in dwords 0-7 of every vector.
+  static constexpr int group(int k) { return kScaling == Fp8Scaling::kMx ? k / 2 : 0; }
   template <bool kTail>
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void chunk_scales(int64_t row, int64_t c, int valid,
                                                          __m512* s) const {
-    s[0] = scales.template chunk<kTail>(row, c, valid);
+    if constexpr (kScaling == Fp8Scaling::kMx) {
+      const uint8_t* codes = scales.mx.row(row) + c * 2;
+      s[0] = _mm512_set1_ps(scales.mx.value(codes[0]));
+      s[1] = _mm512_set1_ps(!kTail || valid > 32 ? scales.mx.value(codes[1]) : 0.0f);
+    } else {
+      s[0] = _mm512_set1_ps(scales.scales.tile(row, c * kChunkCols));
+    }
   }
   float row_scale(int64_t row) const { return scales.row_scale(row); }
 };
@@ -93,6 +87,9 @@ struct Fp8Avx2 {
     } else {
       raw = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
     }
+    // Even codes first, then odd: w[0] gets the even columns, w[1] the odd ones.
+    raw =
+        _mm_shuffle_epi8(raw, _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15));
     // S.EEEE.MMM -> S.0EEEE.MMM0000000 (f16, exponent bias 15 instead of 7).
     const __m256i code16 = _mm256_cvtepu8_epi16(raw);
     __m256i h = _mm256_and_si256(_mm256_srai_epi16(_mm256_slli_epi16(code16, 8), 1),
@@ -142,7 +139,7 @@ RowKernel fp8_kernel(CpuIsa isa, const WeightView& w) {
             : w.format == WeightFormat::kMxfp8 ? rows512<Fp8Avx512<F::kMx>>
                                                : rows512<Fp8Avx512<F::kChannel>>;
     k.chunk_cols = 64;
-    k.order = avx512_order();
+    k.order = even_odd_order<64, 32>();
   } else if (isa == CpuIsa::kAvx2) {
     using F = Fp8Scaling;
     if (block && w.block_cols % Fp8Avx2<F::kTile>::kChunkCols != 0) return k;
@@ -150,6 +147,7 @@ RowKernel fp8_kernel(CpuIsa isa, const WeightView& w) {
             : w.format == WeightFormat::kMxfp8 ? rows256<Fp8Avx2<F::kMx>>
                                                : rows256<Fp8Avx2<F::kChannel>>;
     k.chunk_cols = 16;
+    k.order = even_odd_order<16, 16>();
   }
   return k;
 }

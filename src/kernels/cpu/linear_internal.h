@@ -2,6 +2,7 @@
 // the job description and the kernel descriptor each format file hands out per ISA level.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -52,6 +53,31 @@ struct RowKernel {
   bool bf16_x = false;   // activations as bf16 bits (vdpbf16ps kernels)
   bool split_x = false;  // bf16_x as hi + lo pairs (ActivationPrecision::kBF16x2)
 };
+
+// The summation order every f32-activation kernel of bf16, FP8 and MXFP4 weights follows at one
+// ISA level, so that two checkpoints holding the same decoded weights in those layouts (an MXFP4
+// expert and its exact FP8 conversion, an MXFP4 shared expert and its BF16 copy) give bit-identical
+// outputs: the columns go in groups of kGroup (32 on AVX-512, 16 on AVX2), each group as one
+// vector of its even columns, then one of its odd columns (lane l: columns 2l and 2l + 1);
+// AVX-512 sums the even vectors into one accumulator and the odd into another, AVX2 all into one;
+// scales finer than a row multiply the decoded weights (exact for the e8m0 powers of two), a
+// row's scale the final sum. This is the activation order of such a chunk of kChunk columns.
+// (FP8 tiles and MXFP8 blocks scale partial sums, NVFP4 keeps its own order: neither is part of
+// the guarantee.)
+template <int kChunk, int kGroup>
+const uint16_t* even_odd_order() {
+  static_assert(kChunk % kGroup == 0 && kGroup % 2 == 0);
+  static const auto order = [] {
+    std::array<uint16_t, kChunk> o{};
+    for (int g = 0; g < kChunk; g += kGroup)
+      for (int p = 0; p < kGroup / 2; ++p) {
+        o[g + p] = static_cast<uint16_t>(g + 2 * p);
+        o[g + kGroup / 2 + p] = static_cast<uint16_t>(g + 2 * p + 1);
+      }
+    return o;
+  }();
+  return order.data();
+}
 
 // The f32-activation kernel of each format at `isa` (kAvx2 / kAvx512); run is null where the level
 // has none for this view (the caller then uses the scalar kernel).
