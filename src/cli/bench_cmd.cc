@@ -19,6 +19,7 @@
 #include "base/log.h"
 #include "base/progress.h"
 #include "cli/activations_flag.h"
+#include "cli/backend_flag.h"
 #include "cli/bench_cpu_share.h"
 #include "cli/bench_depth.h"
 #include "cli/bench_memory.h"
@@ -450,8 +451,7 @@ void register_bench(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--moe-path", args->moe_path, "MoE path: fast, or dequant (experts as bf16)")
       ->check(CLI::IsMember({"fast", "dequant"}));
-  cmd->add_option("--backend", args->backend, "Kernels: cpu or reference")
-      ->check(CLI::IsMember({"cpu", "reference"}));
+  add_backend_flag(cmd, args->backend);
   cmd->add_flag("--json", args->json, "Print the results as JSON");
   add_parallel_flags(cmd, args->parallel);
   add_kv_cache_dtype_flag(cmd, args->kv_cache_dtype);

@@ -10,6 +10,7 @@
 #include "base/error.h"
 #include "base/log.h"
 #include "cli/activations_flag.h"
+#include "cli/backend_flag.h"
 #include "cli/commands.h"
 #include "cli/kv_cache_flag.h"
 #include "cli/kv_memory.h"
@@ -158,8 +159,7 @@ void register_generate(CLI::App& app) {
   add_speculative_config_flag(cmd, args->speculative_config);
   cmd->add_option("--moe-path", args->moe_path, "MoE path: fast, or dequant (experts as bf16)")
       ->check(CLI::IsMember({"fast", "dequant"}));
-  cmd->add_option("--backend", args->backend, "Kernels: cpu or reference")
-      ->check(CLI::IsMember({"cpu", "reference"}));
+  add_backend_flag(cmd, args->backend);
   cmd->add_flag("--quiet", args->quiet, "No load progress and no timing line on stderr");
   cmd->callback([args] {
     check_model_path(args->model);

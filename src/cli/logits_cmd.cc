@@ -6,6 +6,7 @@
 
 #include "base/error.h"
 #include "cli/activations_flag.h"
+#include "cli/backend_flag.h"
 #include "cli/commands.h"
 #include "cli/kv_cache_flag.h"
 #include "cli/model_flag.h"
@@ -59,8 +60,7 @@ void register_logits(CLI::App& app) {
   tokens->excludes(prompt);
   cmd->add_option("--output", args->output, "Output .npy file")->required();
   cmd->add_flag("--all-positions", args->all_positions, "Logits of every position, not the last");
-  cmd->add_option("--backend", args->backend, "Kernels: cpu or reference")
-      ->check(CLI::IsMember({"cpu", "reference"}));
+  add_backend_flag(cmd, args->backend);
   cmd->add_option("--moe", args->moe, "MoE path: fast, or dequant (experts decoded to bf16)")
       ->check(CLI::IsMember({"fast", "dequant"}));
   cmd->add_flag("--emulate-act-quant", args->emulate_act_quant,

@@ -511,7 +511,7 @@ void register_serve(CLI::App& app) {
                 "CORS: allow credentials (cookies) from the listed origins; not with '*'")
       ->group("CORS");
   cmd->add_option("--moe-path", args->moe_path, "MoE path: fast, or dequant (experts as bf16)");
-  cmd->add_option("--backend", args->backend, "Kernel backend (cpu)");
+  cmd->add_option("--backend", args->backend, "Kernel backend (cpu; docs/cuda.md for cuda)");
   cmd->add_flag("--quiet", args->quiet, "No load progress on stderr");
   add_vllm_flags(cmd, args->vllm, no_prefix_caching);
   add_recipe_config(cmd);

@@ -34,13 +34,17 @@ ReasoningChoice parse_reasoning_choice(const std::string& name, std::string_view
 void check_backend_built(const std::string& name) {
   std::string built;
   for (const BackendEntry& e : registered_backends()) {
-    if (e.name == name) return;
+    if (e.name == name) {
+      // A GPU backend is only as good as the device it finds: say now, not after the load.
+      if (e.kind == BackendKind::kCuda) e.create(BackendOptions{});
+      return;
+    }
     built += (built.empty() ? "" : ", ") + std::string(e.name);
   }
   if (name == "cuda")
     fail(
-        "--backend cuda: not built into this binary (it has {}); the CUDA backend is not written "
-        "yet (README, status table), so this recipe cannot run here",
+        "--backend cuda: not built into this binary (it has {}); it is built where CMake finds "
+        "nvcc (docs/cuda.md), so this recipe cannot run here",
         built);
   fail("--backend: unknown kernel backend '{}' (this binary has {})", name, built);
 }

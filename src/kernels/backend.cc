@@ -10,6 +10,9 @@
 
 #include "base/error.h"
 #include "kernels/cpu/cpu_backend.h"
+#ifdef MINIMAX_HAVE_CUDA
+#include "kernels/cuda/cuda_backend.h"
+#endif
 #include "kernels/reference/reference_ops.h"
 
 namespace minimax {
@@ -230,6 +233,10 @@ constexpr BackendEntry kBackends[] = {
      [](const BackendOptions& options) {
        return create_host_backend(cpu_kernel_ops(options.cpu));
      }},
+#ifdef MINIMAX_HAVE_CUDA
+    {BackendKind::kCuda, "cuda", "NVIDIA Hopper GPU (sm_90a): f32, bf16 and FP8 weights",
+     create_cuda_backend},
+#endif
 };
 
 }  // namespace
@@ -239,7 +246,7 @@ std::span<const BackendEntry> registered_backends() { return kBackends; }
 std::string_view backend_name(BackendKind kind) {
   for (const BackendEntry& e : kBackends)
     if (e.kind == kind) return e.name;
-  return "unknown";
+  return kind == BackendKind::kCuda ? "cuda" : "unknown";
 }
 
 BackendKind parse_backend_kind(std::string_view text, std::string_view what) {

@@ -150,9 +150,10 @@ class HostBackend final : public Backend {
   void release(void* data, size_t bytes) override;
 };
 
-enum class BackendKind : uint8_t { kReference, kCpu };
+// kCuda is registered only in builds with the CUDA backend (nvcc found: MINIMAX_HAVE_CUDA).
+enum class BackendKind : uint8_t { kReference, kCpu, kCuda };
 
-std::string_view backend_name(BackendKind kind);  // "reference" / "cpu"
+std::string_view backend_name(BackendKind kind);  // "reference" / "cpu" / "cuda"
 // A registered backend's name; Error naming `what` (e.g. "--backend") and listing them otherwise.
 BackendKind parse_backend_kind(std::string_view text, std::string_view what);
 

@@ -1,5 +1,9 @@
 #include "backend_configs.h"
 
+#include <cstdio>
+
+#include "base/error.h"
+
 namespace minimax {
 
 namespace {
@@ -30,6 +34,24 @@ void add_cpu_configs(std::vector<BackendConfig>& out) {
   }
 }
 
+// The CUDA backend (builds with nvcc), where this machine has a GPU it can use: f32 activations.
+void add_cuda_configs(std::vector<BackendConfig>& out) {
+  try {
+    create_backend(BackendKind::kCuda);
+  } catch (const Error& e) {
+    static const bool said = [&] {
+      std::fprintf(stderr, "backend_ops: the cuda configuration is skipped: %s\n", e.what());
+      return true;
+    }();
+    (void)said;
+    return;
+  }
+  BackendConfig c;
+  c.kind = BackendKind::kCuda;
+  c.name = "cuda";
+  out.push_back(std::move(c));
+}
+
 }  // namespace
 
 std::vector<BackendConfig> backend_configs() {
@@ -40,6 +62,9 @@ std::vector<BackendConfig> backend_configs() {
         break;  // the answers
       case BackendKind::kCpu:
         add_cpu_configs(out);
+        break;
+      case BackendKind::kCuda:
+        add_cuda_configs(out);
         break;
     }
   }
