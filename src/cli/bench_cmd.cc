@@ -50,6 +50,7 @@ namespace {
 
 struct BenchArgs {
   std::string model, moe_path = "fast", backend = "cpu";
+  bool cpu_moe = false;
   int64_t prompt_tokens = 128, gen_tokens = 32;
   int64_t prefill_chunk = kDefaultPrefillChunk;  // tokens per model call in a prefill
   size_t threads = 0;
@@ -241,7 +242,8 @@ ModelOptions bench_model_options(const BenchArgs& args, ThreadPool& pool) {
   options.cpu =
       cpu_kernel_config(args.activations, args.batch_invariant || speculating, cpu_environment(),
                         args.batch_invariant ? "--batch-invariant" : "--speculative-config");
-  options.backend = parse_backend_kind(args.backend, "--backend");
+  options.backend = resolve_backend(args.backend, args.cpu_moe);
+  options.cpu_moe = args.cpu_moe;
   options.moe_path = parse_moe_path(args.moe_path, "--moe-path");
   options.pool = &pool;
   options.parallel = args.parallel;
@@ -451,7 +453,7 @@ void register_bench(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--moe-path", args->moe_path, "MoE path: fast, or dequant (experts as bf16)")
       ->check(CLI::IsMember({"fast", "dequant"}));
-  add_backend_flag(cmd, args->backend);
+  add_backend_flags(cmd, args->backend, args->cpu_moe);
   cmd->add_flag("--json", args->json, "Print the results as JSON");
   add_parallel_flags(cmd, args->parallel);
   add_kv_cache_dtype_flag(cmd, args->kv_cache_dtype);

@@ -28,6 +28,7 @@ namespace {
 
 struct GenerateArgs {
   std::string model, prompt, system, moe_path = "fast", backend = "cpu", thinking_mode;
+  bool cpu_moe = false;
   bool chat = false, quiet = false;
   int64_t max_tokens = 0, context = 0;
   size_t threads = 0;
@@ -68,7 +69,8 @@ void run_generate(const GenerateArgs& args) {
   options.cpu = cpu_kernel_config(
       args.activations, args.batch_invariant || spec.has_value(), cpu_environment(),
       args.batch_invariant ? "--batch-invariant" : "--speculative-config");
-  options.backend = parse_backend_kind(args.backend, "--backend");
+  options.backend = resolve_backend(args.backend, args.cpu_moe);
+  options.cpu_moe = args.cpu_moe;
   options.moe_path = parse_moe_path(args.moe_path, "--moe-path");
   options.threads = args.threads;
   options.parallel = args.parallel;
@@ -159,7 +161,7 @@ void register_generate(CLI::App& app) {
   add_speculative_config_flag(cmd, args->speculative_config);
   cmd->add_option("--moe-path", args->moe_path, "MoE path: fast, or dequant (experts as bf16)")
       ->check(CLI::IsMember({"fast", "dequant"}));
-  add_backend_flag(cmd, args->backend);
+  add_backend_flags(cmd, args->backend, args->cpu_moe);
   cmd->add_flag("--quiet", args->quiet, "No load progress and no timing line on stderr");
   cmd->callback([args] {
     check_model_path(args->model);

@@ -47,6 +47,7 @@ void register_logits(CLI::App& app) {
   auto* cmd = app.add_subcommand("logits", "Write the model's float32 logits as a .npy file");
   struct Args {
     std::string model, tokens, prompt, output, backend = "cpu", moe = "fast";
+    bool cpu_moe = false;
     bool all_positions = false, emulate_act_quant = false, dense_attention = false, quiet = false;
     size_t threads = 0;
     ParallelRequest parallel;
@@ -60,7 +61,7 @@ void register_logits(CLI::App& app) {
   tokens->excludes(prompt);
   cmd->add_option("--output", args->output, "Output .npy file")->required();
   cmd->add_flag("--all-positions", args->all_positions, "Logits of every position, not the last");
-  add_backend_flag(cmd, args->backend);
+  add_backend_flags(cmd, args->backend, args->cpu_moe);
   cmd->add_option("--moe", args->moe, "MoE path: fast, or dequant (experts decoded to bf16)")
       ->check(CLI::IsMember({"fast", "dequant"}));
   cmd->add_flag("--emulate-act-quant", args->emulate_act_quant,
@@ -83,7 +84,8 @@ void register_logits(CLI::App& app) {
     if (ids.empty()) fail("--prompt: the text encodes to no tokens");
     ModelOptions options;
     options.cpu = cpu_kernel_config(args->activations, args->batch_invariant);
-    options.backend = parse_backend_kind(args->backend, "--backend");
+    options.backend = resolve_backend(args->backend, args->cpu_moe);
+    options.cpu_moe = args->cpu_moe;
     options.moe_path = parse_moe_path(args->moe, "--moe");
     options.emulate_activation_quant = args->emulate_act_quant;
     options.dense_attention = args->dense_attention;

@@ -19,6 +19,7 @@
 #include "base/log.h"
 #include "checkpoint/arch/architecture.h"
 #include "cli/activations_flag.h"
+#include "cli/backend_flag.h"
 #include "cli/commands.h"
 #include "cli/kv_cache_flag.h"
 #include "cli/kv_memory.h"
@@ -49,6 +50,7 @@ struct ServeArgs {
   std::string model, host = "127.0.0.1", api_key, served_model_name, chat_template;
   std::string reasoning_parser = "auto", tool_call_parser = "auto", kv_cache_memory = "auto";
   std::string moe_path = "fast", backend = "cpu";
+  bool cpu_moe = false;
   int port = 8000;
   int64_t max_model_len = 0, max_num_seqs = 16, max_batched_tokens = kDefaultPrefillChunk,
           block_size = 16;
@@ -158,6 +160,7 @@ Preflight check_before_loading(const ServeArgs& args, bool serves_http) {
   if (args.tool_call_parser != "auto" && args.tool_call_parser != "none")
     parse_parser_format(args.tool_call_parser, "--tool-call-parser");
   check_backend_built(args.backend);
+  resolve_backend(args.backend, args.cpu_moe);
   parse_moe_path(args.moe_path, "--moe-path");
   kv_cache_dtype(args.kv_cache_dtype);
   if (args.shutdown_timeout < 0)
@@ -345,7 +348,8 @@ void run_serve(const ServeArgs& args) {
   model_options.cpu = cpu_kernel_config(
       args.activations, args.batch_invariant || spec.has_value(), cpu_environment(),
       args.batch_invariant ? "--batch-invariant" : "--speculative-config");
-  model_options.backend = parse_backend_kind(args.backend, "--backend");
+  model_options.backend = resolve_backend(args.backend, args.cpu_moe);
+  model_options.cpu_moe = args.cpu_moe;
   model_options.moe_path = parse_moe_path(args.moe_path, "--moe-path");
   model_options.threads = args.threads;
   model_options.parallel = args.parallel;
@@ -511,7 +515,7 @@ void register_serve(CLI::App& app) {
                 "CORS: allow credentials (cookies) from the listed origins; not with '*'")
       ->group("CORS");
   cmd->add_option("--moe-path", args->moe_path, "MoE path: fast, or dequant (experts as bf16)");
-  cmd->add_option("--backend", args->backend, "Kernel backend (cpu; docs/cuda.md for cuda)");
+  add_backend_flags(cmd, args->backend, args->cpu_moe);
   cmd->add_flag("--quiet", args->quiet, "No load progress on stderr");
   add_vllm_flags(cmd, args->vllm, no_prefix_caching);
   add_recipe_config(cmd);

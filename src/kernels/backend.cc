@@ -255,6 +255,9 @@ BackendKind parse_backend_kind(std::string_view text, std::string_view what) {
     if (e.name == text) return e.kind;
     known += (known.empty() ? "" : " or ") + std::string(e.name);
   }
+  if (text == "cuda")
+    fail("{}: cuda: not built into this binary (it has {}); it is built where CMake finds nvcc",
+         what, known);
   fail("{}: unknown kernel backend '{}' (expected {})", what, text, known);
 }
 

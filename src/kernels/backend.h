@@ -161,6 +161,9 @@ BackendKind parse_backend_kind(std::string_view text, std::string_view what);
 // reads no environment variable).
 struct BackendOptions {
   CpuKernelConfig cpu;  // the CPU backend's ISA level, AMX use and activation precision
+  // A device backend runs the routed experts (the moe op) on the CPU kernels, in host memory
+  // (--cpu-moe: the hidden states cross once per MoE layer); host backends ignore it.
+  bool cpu_moe = false;
 };
 
 struct BackendEntry {

@@ -49,7 +49,7 @@ Model::Model(ModelConfig config, QuantConfig quant, std::unique_ptr<TensorStore>
       comm_(comm != nullptr && comm->size() > 1 ? comm : nullptr),
       backend_(options.make_backend         ? options.make_backend()
                : options.kernels != nullptr ? create_host_backend(*options.kernels)
-                                            : create_backend(options.backend, {options.cpu})),
+                                            : create_backend(options.backend, {options.cpu, options.cpu_moe})),
       link_(std::make_shared<Link>()) {
   // The layout and the ranks' sameness are settled before any weight is read.
   plan_ = make_parallel_plan(options_.parallel, comm_ ? comm_->size() : 1,

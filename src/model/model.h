@@ -42,6 +42,8 @@ struct ModelOptions {
   // The CPU backend's ISA level, AMX use and activation precision (f32 by default: the exact path
   // the logits goldens hold); the commands set it from --activations and MINIMAX_CPU_*.
   CpuKernelConfig cpu;
+  // --cpu-moe: with a device backend, the routed experts run on the CPU kernels (BackendOptions).
+  bool cpu_moe = false;
   MoePath moe_path = MoePath::kFast;
   // Emulate the runtime's dynamic FP8 activation quantization (model/activation_quant.h).
   bool emulate_activation_quant = false;

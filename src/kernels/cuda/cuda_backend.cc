@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "base/error.h"
+#include "kernels/cpu/cpu_backend.h"
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/reference/moe_plan.h"
 #include "kernels/reference/reference_ops.h"
@@ -64,6 +65,12 @@ size_t scale_span(const WeightView& w) {
 
 class CudaState {
  public:
+  explicit CudaState(const BackendOptions& options)
+      : cpu_moe(options.cpu_moe), cpu(complete_with_reference(cpu_kernel_ops(options.cpu))) {}
+
+  const bool cpu_moe;   // --cpu-moe: the moe op on the CPU kernels
+  const KernelOps cpu;  // the CPU backend's ops, for it
+
   // The view with its data and scales in device memory, copied on first sight (keyed by the host
   // address: the checkpoint mapping outlives the model, so an address names one tensor).
   cuda::DeviceWeight on_device(const WeightView& w, std::string_view op) {
@@ -166,6 +173,25 @@ void run_moe(CudaState& state, const MoeArgs& a) {
   cuda::combine_slots(slot_out, a.expert_weights, a.T, a.top_k, H, a.y, nullptr);
 }
 
+// --cpu-moe: the hidden states and the router's choice to the host, the CPU backend's grouped MoE
+// over the experts in the checkpoint mapping (any layout), the result back: one crossing each way
+// per MoE layer.
+void run_moe_on_cpu(const CudaState& state, const MoeArgs& a, ThreadPool* pool) {
+  std::vector<float> x = to_host(a.x, a.T * a.hidden);
+  std::vector<int32_t> ids = to_host(a.expert_ids, a.T * a.top_k);
+  std::vector<float> weights = to_host(a.expert_weights, a.T * a.top_k);
+  std::vector<float> y(static_cast<size_t>(a.T * a.hidden));
+  MoeArgs host = a;
+  host.x = x.data();
+  host.expert_ids = ids.data();
+  host.expert_weights = weights.data();
+  host.y = y.data();
+  state.cpu.moe(host, pool);
+  if (!y.empty())
+    check_cuda(cudaMemcpy(a.y, y.data(), y.size() * sizeof(float), cudaMemcpyHostToDevice),
+               "moe (--cpu-moe)");
+}
+
 KernelOps cuda_ops(CudaState* state) {
   KernelOps t;
   t.name = "cuda";
@@ -254,7 +280,8 @@ KernelOps cuda_ops(CudaState* state) {
     cuda::quantize_activations(x, rows, cols, q, nullptr);
     check_launch("quantize_activations");
   };
-  t.moe = [state](const MoeArgs& a, ThreadPool*) {
+  t.moe = [state](const MoeArgs& a, ThreadPool* pool) {
+    if (state->cpu_moe) return run_moe_on_cpu(*state, a, pool);
     run_moe(*state, a);
     check_launch("moe");
   };
@@ -293,13 +320,13 @@ class CudaBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> create_cuda_backend(const BackendOptions&) {
+std::unique_ptr<Backend> create_cuda_backend(const BackendOptions& options) {
   int devices = 0;
   const cudaError_t e = cudaGetDeviceCount(&devices);
   if (e != cudaSuccess || devices == 0)
     fail("--backend cuda: no usable GPU ({}); use --backend cpu",
          e != cudaSuccess ? cudaGetErrorString(e) : "no CUDA device found");
-  return std::make_unique<CudaBackend>(std::make_unique<CudaState>());
+  return std::make_unique<CudaBackend>(std::make_unique<CudaState>(options));
 }
 
 }  // namespace minimax
