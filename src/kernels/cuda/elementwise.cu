@@ -19,12 +19,12 @@ __global__ void add_kernel(float* y, const float* x, int64_t n) {
 // out row i = x row rows[i] (gather) or out row slots[i] = x row i (scatter).
 __global__ void move_rows_kernel(const float* x, int64_t width, const int32_t* index,
                                  int64_t count, float* out, bool scatter) {
-  const int64_t i = blockIdx.y;
-  if (i >= count) return;
-  const int64_t src = scatter ? i : index[i], dst = scatter ? index[i] : i;
-  for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < width;
-       c += int64_t(gridDim.x) * blockDim.x)
-    out[dst * width + c] = x[src * width + c];
+  for (int64_t i = blockIdx.y; i < count; i += gridDim.y) {  // grid.y is at most 65535
+    const int64_t src = scatter ? i : index[i], dst = scatter ? index[i] : i;
+    for (int64_t c = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; c < width;
+         c += int64_t(gridDim.x) * blockDim.x)
+      out[dst * width + c] = x[src * width + c];
+  }
 }
 
 __global__ void combine_kernel(const float* slot_out, const float* weights, int64_t T, int top_k,
@@ -129,14 +129,16 @@ void add(float* y, const float* x, int64_t n, Stream s) {
 void gather_rows(const float* x, int64_t width, const int32_t* rows, int64_t count, float* out,
                  Stream s) {
   if (count <= 0 || width <= 0) return;
-  const dim3 grid(std::min<unsigned>(blocks_for(width, kThreads), 64), unsigned(count));
+  const dim3 grid(std::min<unsigned>(blocks_for(width, kThreads), 64),
+                  unsigned(std::min<int64_t>(count, 65535)));
   move_rows_kernel<<<grid, kThreads, 0, as_stream(s)>>>(x, width, rows, count, out, false);
 }
 
 void scatter_rows(const float* rows, int64_t width, const int32_t* slots, int64_t count,
                   float* out, Stream s) {
   if (count <= 0 || width <= 0) return;
-  const dim3 grid(std::min<unsigned>(blocks_for(width, kThreads), 64), unsigned(count));
+  const dim3 grid(std::min<unsigned>(blocks_for(width, kThreads), 64),
+                  unsigned(std::min<int64_t>(count, 65535)));
   move_rows_kernel<<<grid, kThreads, 0, as_stream(s)>>>(rows, width, slots, count, out, true);
 }
 
