@@ -231,13 +231,8 @@ const Weights& weights_of(WeightFormat f) {
   return *cached;
 }
 
-void BM_Linear(benchmark::State& state) {
-  const auto format = static_cast<WeightFormat>(state.range(0));
-  CpuLinearOptions options;
-  options.isa = static_cast<CpuIsa>(state.range(1));
-  options.activations = static_cast<ActivationPrecision>(state.range(2));
-  const int64_t threads = state.range(3), tokens = state.range(4);
-  const bool cached = state.range(5) != 0;
+void run_linear(benchmark::State& state, WeightFormat format, const CpuLinearOptions& options,
+                int64_t threads, int64_t tokens, bool cached, int64_t cols = 0) {
   if (!cpu_supports(options.isa)) {
     state.SkipWithError("this CPU lacks the ISA level");
     return;
@@ -250,16 +245,19 @@ void BM_Linear(benchmark::State& state) {
   const Weights& w = weights_of(format);
   // cached: the first rows of one copy, ~512 KiB, read again each call from L2: what the kernel's
   // instructions allow without the memory limit.
-  WeightView small = w.views[0];
+  // cols > 0: the first `cols` columns of every row (a layer's width; the rows keep their stride).
+  const auto view_of = [&](const WeightView& v) { return cols > 0 ? slice_cols(v, 0, cols) : v; };
+  WeightView small = view_of(w.views[0]);
   small.rows = std::max<int64_t>(16, (int64_t{512} << 10) / (w.bytes / w.views[0].rows));
-  const int64_t call_bytes = cached ? w.bytes / w.views[0].rows * small.rows : w.bytes;
-  std::vector<float> x(tokens * w.views[0].cols), y(tokens * w.views[0].rows);
+  const int64_t used_bytes = w.bytes / w.views[0].cols * view_of(w.views[0]).cols;
+  const int64_t call_bytes = cached ? used_bytes / w.views[0].rows * small.rows : used_bytes;
+  std::vector<float> x(tokens * small.cols), y(tokens * w.views[0].rows);
   std::mt19937 rng(1);
   std::normal_distribution<float> normal;
   for (auto& v : x) v = normal(rng);
   int copy = 0;
   for (auto _ : state) {
-    cpu_linear(cached ? small : w.views[copy], x.data(), tokens, y.data(), pool, options);
+    cpu_linear(cached ? small : view_of(w.views[copy]), x.data(), tokens, y.data(), pool, options);
     benchmark::DoNotOptimize(y.data());
     copy = (copy + 1) % kCopies;
   }
@@ -271,7 +269,7 @@ void BM_Linear(benchmark::State& state) {
       benchmark::Counter(bytes / read, benchmark::Counter::kIsRate);
   state.counters["vs_memcpy"] =
       benchmark::Counter(bytes / g_bandwidth.memcpy_bytes_per_s, benchmark::Counter::kIsRate);
-  const WeightView& v = cached ? small : w.views[0];
+  const WeightView v = cached ? small : view_of(w.views[0]);
   state.counters["GFLOPs"] =
       benchmark::Counter(2e-9 * static_cast<double>(v.rows * v.cols * tokens) *
                              static_cast<double>(state.iterations()),
@@ -281,7 +279,28 @@ void BM_Linear(benchmark::State& state) {
                       ? std::string()
                       : std::string("+") + activation_precision_name(options.activations)) +
                  " " + std::to_string(pool.size()) + "T " + std::to_string(tokens) + "tok" +
-                 (cached ? " L2" : ""));
+                 (cached ? " L2" : "") + (options.batch_invariant ? " invariant" : ""));
+}
+
+void BM_Linear(benchmark::State& state) {
+  CpuLinearOptions options;
+  options.isa = static_cast<CpuIsa>(state.range(1));
+  options.activations = static_cast<ActivationPrecision>(state.range(2));
+  run_linear(state, static_cast<WeightFormat>(state.range(0)), options, state.range(3),
+             state.range(4), state.range(5) != 0);
+}
+
+// Batch invariance (CpuLinearOptions::batch_invariant: the row kernels at every call size),
+// AVX-512, one thread, weights from memory: what a batch of `tokens` costs against one token, at
+// the full width and at 1536 columns (the benchmark shape's hidden size; the bench/real widths of
+// M2 and M3 are 768-3072).
+void BM_LinearInvariant(benchmark::State& state) {
+  CpuLinearOptions options;
+  options.isa = CpuIsa::kAvx512;
+  options.activations = static_cast<ActivationPrecision>(state.range(1));
+  options.batch_invariant = true;
+  run_linear(state, static_cast<WeightFormat>(state.range(0)), options, 1, state.range(2), false,
+             state.range(3));
 }
 
 // The bandwidth baselines again as benchmarks, before and after the kernels, to show how much the
@@ -359,6 +378,16 @@ void register_benchmarks() {
                      ActivationPrecision::kBF16x2})  // the compute ceiling, weights in L2
       if (formats[i] != WeightFormat::kF32 || act == ActivationPrecision::kF32)
         b->Args({static_cast<int>(formats[i]), 2, static_cast<int>(act), 1, 1, 1});
+    auto* inv = benchmark::RegisterBenchmark((std::string("linear_invariant/") + names[i]).c_str(),
+                                             BM_LinearInvariant);
+    inv->ArgNames({"format", "act", "tokens", "cols"});
+    inv->UseRealTime()->Unit(benchmark::kMillisecond);
+    for (auto act :
+         {ActivationPrecision::kF32, ActivationPrecision::kBF16x2, ActivationPrecision::kBF16})
+      if (formats[i] != WeightFormat::kF32 || act == ActivationPrecision::kF32)
+        for (int cols : {1536, 0})
+          for (int tokens : {1, 4, 12, 24, 64})
+            inv->Args({static_cast<int>(formats[i]), static_cast<int>(act), tokens, cols});
   }
 }
 
