@@ -402,7 +402,8 @@ void run_bench(const BenchArgs& args) {
   if (follow_rank0(*model)) return;  // the timings and the report are rank 0's
   if (args.sweep.sweep)
     return run_sweep(*model, args.sweep,
-                     {args.model, args.kv_cache_dtype, pool.size(), args.json, args.quiet});
+                     {args.model, args.kv_cache_dtype, pool.size(), args.json, args.quiet,
+                      measure_bandwidth(pool, args.bandwidth_mib << 20).read_gbps});
   BenchMemory memory(*model);
   Measured m;
   // Measured after loading, so that under mpirun the other ranks are waiting quietly by then.

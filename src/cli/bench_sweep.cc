@@ -14,6 +14,7 @@
 #include "base/svg_chart.h"
 #include "cli/kv_cache_flag.h"
 #include "kernels/cpu/linear.h"
+#include "runtime/decode_bytes.h"
 #include "runtime/sweep_report.h"
 #include "runtime/throughput_sweep.h"
 
@@ -41,7 +42,13 @@ nlohmann::ordered_json cells_json(const std::vector<SweepCell>& cells) {
                    {"window_tokens", c.window_tokens},
                    {"tokens_per_stream", c.tokens_per_stream},
                    {"cpu_share", std::isnan(c.cpu_share) ? nlohmann::ordered_json()
-                                                         : nlohmann::ordered_json(c.cpu_share)}});
+                                                         : nlohmann::ordered_json(c.cpu_share)},
+                   {"union_bound_tok_s", std::isnan(c.union_bound_tok_s)
+                                             ? nlohmann::ordered_json()
+                                             : nlohmann::ordered_json(c.union_bound_tok_s)},
+                   {"ratio_to_union_bound", std::isnan(c.ratio_to_union_bound)
+                                                ? nlohmann::ordered_json()
+                                                : nlohmann::ordered_json(c.ratio_to_union_bound)}});
   return out;
 }
 
@@ -112,19 +119,24 @@ void run_sweep(Model& model, const SweepArgs& args, const SweepSetting& setting)
     options.on_tokens = [&progress](int64_t n) { progress->add(static_cast<uint64_t>(n)); };
   }
   const double load_before = load_average();
-  const std::vector<SweepCell> cells = run_throughput_sweep(model, tokenizer, options);
+  std::vector<SweepCell> cells = run_throughput_sweep(model, tokenizer, options);
   if (progress) progress->finish();
   const double load_after = load_average();
   const ModelConfig& c = model.config();
+  const DecodeBytes per_token = decode_bytes_per_token(model.weights(), c);
+  if (setting.read_gbps > 0)
+    set_union_bound(cells, per_token, c.num_experts, c.experts_per_tok, setting.read_gbps);
   const char* activations = activation_precision_name(model.options().cpu.activations);
   const std::string model_text = fmt::format(
       "{} ({} {}, {} layers, {} experts top-{})", setting.model_dir, c.architecture,
       quant_scheme_name(model.quant().scheme), c.num_layers, c.num_experts, c.experts_per_tok);
   const std::string conditions = fmt::format(
       "{} threads, KV cache {}, activations {}, {} timed decode steps per cell, warm-up {}, load "
-      "average {:.1f} before and {:.1f} after",
+      "average {:.1f} before and {:.1f} after; union bound: {:.1f} GB/s read bandwidth, {:.1f} MB "
+      "of weights per token, of which {:.1f} MB routed experts",
       setting.threads, kv_dtype_name(options.kv_cache_dtype), activations, args.tokens, args.warmup,
-      load_before, load_after);
+      load_before, load_after, setting.read_gbps, static_cast<double>(per_token.total()) / 1e6,
+      static_cast<double>(per_token.routed_experts) / 1e6);
   if (!args.csv.empty())
     write_file_atomic(args.csv,
                       sweep_csv(cells, "minimax bench --sweep: " + model_text + "\n" + conditions));
@@ -142,6 +154,9 @@ void run_sweep(Model& model, const SweepArgs& args, const SweepSetting& setting)
                                   {"warmup", args.warmup},
                                   {"load_average_before", load_before},
                                   {"load_average_after", load_after},
+                                  {"read_gbps", setting.read_gbps},
+                                  {"weight_bytes_per_token", per_token.total()},
+                                  {"routed_expert_bytes_per_token", per_token.routed_experts},
                                   {"cells", cells_json(cells)}};
     std::printf("%s\n", out.dump(2).c_str());
     return;

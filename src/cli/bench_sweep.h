@@ -32,6 +32,9 @@ struct SweepSetting {
   std::string model_dir, kv_cache_dtype;
   size_t threads = 0;
   bool json = false, quiet = false;
+  // Read bandwidth of the machine (runtime/bandwidth.h, every thread of the pool), for each
+  // cell's union bound; 0 leaves the bound out.
+  double read_gbps = 0;
 };
 
 // Runs the sweep on `model` (rank 0) and prints the table (or JSON); writes --csv and --chart.

@@ -1,6 +1,10 @@
 // Active weight bytes per decoded token (runtime/decode_bytes.h).
 #include "runtime/decode_bytes.h"
 
+#include <cmath>
+
+#include "base/error.h"
+
 namespace minimax {
 namespace {
 
@@ -39,6 +43,27 @@ DecodeBytes decode_bytes_per_token(const ModelWeights& weights, const ModelConfi
     b.embedding_row = weight_view_bytes(weights.embedding) / weights.embedding.rows;
   b.lm_head = weight_view_bytes(weights.lm_head);
   return b;
+}
+
+double expected_distinct_experts(int64_t num_experts, int64_t top_k, int64_t streams) {
+  if (num_experts <= 0 || top_k <= 0 || top_k > num_experts || streams < 0)
+    fail("expected_distinct_experts: {} experts, top-{}, {} streams is not a routing", num_experts,
+         top_k, streams);
+  const double e = static_cast<double>(num_experts);
+  return e * (1.0 - std::pow(1.0 - static_cast<double>(top_k) / e, static_cast<double>(streams)));
+}
+
+double step_weight_bytes(const DecodeBytes& per_token, int64_t num_experts, int64_t top_k,
+                         int64_t streams) {
+  const double shared =
+      static_cast<double>(per_token.total() - per_token.routed_experts - per_token.embedding_row);
+  const double s = static_cast<double>(streams);
+  const double experts = per_token.routed_experts == 0
+                             ? 0.0
+                             : static_cast<double>(per_token.routed_experts) *
+                                   expected_distinct_experts(num_experts, top_k, streams) /
+                                   static_cast<double>(top_k);
+  return shared + s * static_cast<double>(per_token.embedding_row) + experts;
 }
 
 }  // namespace minimax

@@ -27,6 +27,16 @@ struct DecodeBytes {
 
 DecodeBytes decode_bytes_per_token(const ModelWeights& weights, const ModelConfig& config);
 
+// Experts of one MoE layer that `streams` tokens touch together when each picks `top_k` of
+// `num_experts` evenly at random: E·(1 − (1 − k/E)^streams), the union's expected size.
+double expected_distinct_experts(int64_t num_experts, int64_t top_k, int64_t streams);
+
+// Weight bytes one engine step that decodes `streams` tokens (one per stream) reads: every shared
+// weight once, an embedding row per token, and the union of the tokens' routed experts
+// (expected_distinct_experts of them per layer instead of top_k). KV cache reads are not counted.
+double step_weight_bytes(const DecodeBytes& per_token, int64_t num_experts, int64_t top_k,
+                         int64_t streams);
+
 // What one token's routed experts of an MoE layer amount to, in `measure(expert)` units (bytes,
 // weights), as computed in T. Every expert has the same shape and format, so the mean over the
 // held ones is exact. Under expert parallelism this rank holds some of them (the others are empty

@@ -24,8 +24,13 @@ constexpr const char* kColumns[] = {"context",
                                     "ratio_to_1_stream",
                                     "window_tokens",
                                     "tokens_per_stream",
-                                    "cpu_share"};
+                                    "cpu_share",
+                                    "union_bound_tok_s",
+                                    "ratio_to_union_bound"};
 constexpr size_t kNumColumns = sizeof(kColumns) / sizeof(kColumns[0]);
+// Columns from this one on are optional when read (files written before they existed): absent,
+// their values are NaN.
+constexpr size_t kFirstOptionalColumn = 10;
 
 std::vector<std::string> split(const std::string& line, char sep) {
   std::vector<std::string> out;
@@ -102,10 +107,12 @@ std::string sweep_csv(const std::vector<SweepCell>& cells, const std::string& co
   for (size_t i = 0; i < kNumColumns; ++i) out += std::string(i ? "," : "") + kColumns[i];
   out += "\n";
   for (const SweepCell& c : cells)
-    out += fmt::format("{},{},{:.4f},{:.4f},{:.3f},{:.3f},{},{},{},{}\n", c.context, c.streams,
-                       c.ttft_mean_seconds, c.ttft_max_seconds, c.decode_tok_s_per_stream,
-                       c.aggregate_tok_s, optional_text(c.ratio_to_one_stream), c.window_tokens,
-                       c.tokens_per_stream, optional_text(c.cpu_share));
+    out +=
+        fmt::format("{},{},{:.4f},{:.4f},{:.3f},{:.3f},{},{},{},{},{},{}\n", c.context, c.streams,
+                    c.ttft_mean_seconds, c.ttft_max_seconds, c.decode_tok_s_per_stream,
+                    c.aggregate_tok_s, optional_text(c.ratio_to_one_stream), c.window_tokens,
+                    c.tokens_per_stream, optional_text(c.cpu_share),
+                    optional_text(c.union_bound_tok_s), optional_text(c.ratio_to_union_bound));
   return out;
 }
 
@@ -120,9 +127,14 @@ std::vector<SweepCell> parse_sweep_csv(const std::string& text, const std::strin
     if (line.empty() || line[0] == '#') continue;
     const std::vector<std::string> fields = split(line, ',');
     if (index.empty()) {
-      for (const char* name : kColumns) {
+      for (size_t column = 0; column < kNumColumns; ++column) {
+        const char* name = kColumns[column];
         auto it = std::find_if(fields.begin(), fields.end(),
                                [&](const std::string& f) { return trim(f) == name; });
+        if (it == fields.end() && column >= kFirstOptionalColumn) {
+          index.push_back(-1);
+          continue;
+        }
         if (it == fields.end())
           fail("{}:{}: the header has no column '{}' (not a `minimax bench --sweep` CSV?)", origin,
                line_number, name);
@@ -132,6 +144,8 @@ std::vector<SweepCell> parse_sweep_csv(const std::string& text, const std::strin
     }
     const auto field = [&](size_t column) {
       const int i = index[column];
+      if (i < 0)  // an optional column the file lacks
+        return std::pair(std::string(), std::string(kColumns[column]));
       if (i >= static_cast<int>(fields.size()))
         fail("{}:{}: no value for column '{}'", origin, line_number, kColumns[column]);
       return std::pair(trim(fields[i]),
@@ -156,6 +170,8 @@ std::vector<SweepCell> parse_sweep_csv(const std::string& text, const std::strin
     c.window_tokens = count(7);
     c.tokens_per_stream = count(8);
     c.cpu_share = number(9, true);
+    c.union_bound_tok_s = number(10, true);
+    c.ratio_to_union_bound = number(11, true);
     cells.push_back(c);
   }
   if (index.empty()) fail("{}: no header line", origin);
@@ -164,20 +180,25 @@ std::vector<SweepCell> parse_sweep_csv(const std::string& text, const std::strin
 }
 
 std::string sweep_table_text(const std::vector<SweepCell>& cells) {
-  std::string out = fmt::format("{:>8} {:>8} {:>10} {:>10} {:>16} {:>16} {:>12} {:>10}\n",
-                                "context", "streams", "TTFT mean", "TTFT max", "tok/s per stream",
-                                "aggregate tok/s", "vs 1 stream", "CPU share");
+  std::string out =
+      fmt::format("{:>8} {:>8} {:>10} {:>10} {:>16} {:>16} {:>12} {:>10} {:>12} {:>9}\n", "context",
+                  "streams", "TTFT mean", "TTFT max", "tok/s per stream", "aggregate tok/s",
+                  "vs 1 stream", "CPU share", "union bound", "vs bound");
   const auto ratio = [](double v) {
     return std::isnan(v) ? std::string("-") : fmt::format("{:.2f}x", v);
   };
   const auto share = [](double v) {
     return std::isnan(v) ? std::string("-") : fmt::format("{:.2f}", v);
   };
+  const auto bound = [](double v) {
+    return std::isnan(v) ? std::string("-") : fmt::format("{:.2f}", v);
+  };
   for (const SweepCell& c : cells)
-    out += fmt::format("{:>8} {:>8} {:>9.3f}s {:>9.3f}s {:>16.2f} {:>16.2f} {:>12} {:>10}\n",
-                       c.context, c.streams, c.ttft_mean_seconds, c.ttft_max_seconds,
-                       c.decode_tok_s_per_stream, c.aggregate_tok_s, ratio(c.ratio_to_one_stream),
-                       share(c.cpu_share));
+    out += fmt::format(
+        "{:>8} {:>8} {:>9.3f}s {:>9.3f}s {:>16.2f} {:>16.2f} {:>12} {:>10} {:>12} {:>9}\n",
+        c.context, c.streams, c.ttft_mean_seconds, c.ttft_max_seconds, c.decode_tok_s_per_stream,
+        c.aggregate_tok_s, ratio(c.ratio_to_one_stream), share(c.cpu_share),
+        bound(c.union_bound_tok_s), share(c.ratio_to_union_bound));
   out += "\nDecode tok/s per stream, all streams decoding together:\n\n";
   out += markdown_matrix(cells, &SweepCell::decode_tok_s_per_stream);
   out += "\nAggregate decode tok/s:\n\n";

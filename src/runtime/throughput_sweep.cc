@@ -169,6 +169,16 @@ void set_ratio_to_one_stream(std::vector<SweepCell>& cells) {
   }
 }
 
+void set_union_bound(std::vector<SweepCell>& cells, const DecodeBytes& per_token,
+                     int64_t num_experts, int64_t top_k, double read_gbps) {
+  if (!(read_gbps > 0)) fail("set_union_bound: read bandwidth {} GB/s is not positive", read_gbps);
+  for (SweepCell& cell : cells) {
+    const double step = step_weight_bytes(per_token, num_experts, top_k, cell.streams);
+    cell.union_bound_tok_s = static_cast<double>(cell.streams) * read_gbps * 1e9 / step;
+    cell.ratio_to_union_bound = cell.aggregate_tok_s / cell.union_bound_tok_s;
+  }
+}
+
 int64_t sweep_tokens_per_stream(const SweepOptions& options, int64_t context, int64_t streams) {
   // While the other streams' prompts are prefilled (in chunks of what the step's budget leaves
   // after the running decodes), the first stream keeps decoding, one token per step.

@@ -9,12 +9,14 @@
 // figures do not depend on when the consumer threads wake up.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "model/model.h"
+#include "runtime/decode_bytes.h"
 #include "runtime/prefill_chunk.h"
 #include "text/bpe_tokenizer.h"
 
@@ -58,6 +60,12 @@ struct SweepCell {
   // well below 1 means other processes took the cores, and the speeds understate the machine.
   // NaN when SweepOptions::threads is 0.
   double cpu_share = 0;
+  // The aggregate tok/s that reading the step's weights at the measured read bandwidth allows:
+  // streams × read bytes/s over step_weight_bytes (runtime/decode_bytes.h: the shared weights
+  // once, the union of the streams' experts), and aggregate_tok_s over it. NaN when not set
+  // (set_union_bound).
+  double union_bound_tok_s = std::nan("");
+  double ratio_to_union_bound = std::nan("");
 };
 
 // One generated token: the engine step that produced it and the seconds from the common
@@ -76,6 +84,11 @@ SweepCell summarize_sweep_cell(int64_t context, const StreamTokenTimes& times);
 
 // Fills ratio_to_one_stream of every cell from the 1-stream cell of its context.
 void set_ratio_to_one_stream(std::vector<SweepCell>& cells);
+
+// Fills union_bound_tok_s and ratio_to_union_bound of every cell from the model's bytes per
+// decoded token, its routing (num_experts, top_k) and a read bandwidth in GB/s (> 0).
+void set_union_bound(std::vector<SweepCell>& cells, const DecodeBytes& per_token,
+                     int64_t num_experts, int64_t top_k, double read_gbps);
 
 // Output tokens per request of a cell: options.tokens plus room for the other prefills.
 int64_t sweep_tokens_per_stream(const SweepOptions& options, int64_t context, int64_t streams);

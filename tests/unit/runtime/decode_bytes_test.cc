@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "base/error.h"
 #include "checkpoint/quantize.h"
 #include "model/model.h"
 #include "runtime_fixture.h"
@@ -66,6 +67,33 @@ TEST(DecodeBytesTest, Fp8ChannelExpertsCountOneBytePerWeightPlusRowScales) {
   auto dequant = Model::load(dir, options);
   EXPECT_EQ(decode_bytes_per_token(dequant->weights(), dequant->config()).routed_experts,
             3u * 4 * (3 * 32 * 64 * 2));
+}
+
+TEST(DecodeBytesTest, DistinctExpertsOfSeveralStreams) {
+  EXPECT_DOUBLE_EQ(expected_distinct_experts(64, 8, 0), 0.0);
+  EXPECT_DOUBLE_EQ(expected_distinct_experts(64, 8, 1), 8.0);
+  // Two tokens: 8 + 8 · (56/64) expected, the second token's picks outside the first's.
+  EXPECT_DOUBLE_EQ(expected_distinct_experts(64, 8, 2), 8.0 + 8.0 * 56.0 / 64.0);
+  EXPECT_NEAR(expected_distinct_experts(64, 8, 8), 42.01, 0.01);  // docs/runtime.md's 42
+  EXPECT_NEAR(expected_distinct_experts(256, 8, 1000), 256.0, 1e-9);
+  EXPECT_DOUBLE_EQ(expected_distinct_experts(4, 4, 3), 4.0);
+  EXPECT_THROW(expected_distinct_experts(8, 9, 1), Error);
+  EXPECT_THROW(expected_distinct_experts(0, 1, 1), Error);
+}
+
+TEST(DecodeBytesTest, StepBytesReadSharedWeightsOnceAndTheUnionOfExperts) {
+  DecodeBytes b;
+  b.attention = 1000;
+  b.router = 10;
+  b.routed_experts = 800;  // top-8 of 64: 100 bytes per expert (all layers together)
+  b.norms = 5;
+  b.embedding_row = 3;
+  b.lm_head = 2000;
+  EXPECT_DOUBLE_EQ(step_weight_bytes(b, 64, 8, 1), static_cast<double>(b.total()));
+  // Two streams: shared parts once, two embedding rows, 8 + 7 experts of 100 bytes.
+  EXPECT_DOUBLE_EQ(step_weight_bytes(b, 64, 8, 2), 1000 + 10 + 5 + 2000 + 2 * 3 + 1500.0);
+  b.routed_experts = 0;  // no MoE layers: the experts add nothing, whatever the routing fields
+  EXPECT_DOUBLE_EQ(step_weight_bytes(b, 0, 0, 4), 1000 + 10 + 5 + 2000 + 4 * 3);
 }
 
 }  // namespace

@@ -74,6 +74,21 @@ TEST(ThroughputSweep, RatioToOneStreamPerContext) {
   EXPECT_TRUE(std::isnan(cells[2].ratio_to_one_stream));
 }
 
+TEST(ThroughputSweep, UnionBoundReadsSharedWeightsOnceAndTheExpertsTheStreamsTouch) {
+  DecodeBytes b;
+  b.attention = 600;
+  b.routed_experts = 400;  // top-4 of 16: 100 bytes per expert
+  std::vector<SweepCell> cells(2);
+  cells[0] = {.context = 8, .streams = 1, .aggregate_tok_s = 5};
+  cells[1] = {.context = 8, .streams = 2, .aggregate_tok_s = 5};
+  set_union_bound(cells, b, 16, 4, 1e-8);  // 10 bytes per second
+  EXPECT_DOUBLE_EQ(cells[0].union_bound_tok_s, 10.0 / 1000);
+  // Two streams touch 4 + 4 · 12/16 = 7 experts: 600 + 700 bytes per step of two tokens.
+  EXPECT_DOUBLE_EQ(cells[1].union_bound_tok_s, 2 * 10.0 / 1300);
+  EXPECT_DOUBLE_EQ(cells[1].ratio_to_union_bound, 5 / (2 * 10.0 / 1300));
+  EXPECT_THROW(set_union_bound(cells, b, 16, 4, 0), Error);
+}
+
 std::vector<SweepCell> sample_cells() {
   std::vector<SweepCell> cells = {summarize_sweep_cell(128, steps({1}, 6, 0)),
                                   summarize_sweep_cell(128, steps({1, 2}, 6, 0)),
@@ -86,6 +101,8 @@ TEST(SweepReport, CsvReadsBackWhatItWrote) {
   std::vector<SweepCell> cells = sample_cells();
   cells[0].cpu_share = std::nan("");
   cells[1].cpu_share = 0.5;
+  cells[1].union_bound_tok_s = 12.5;
+  cells[1].ratio_to_union_bound = 0.25;
   const std::string csv = sweep_csv(cells, "model x\nload 1.0");
   EXPECT_EQ(csv.rfind("# model x\n# load 1.0\ncontext,streams,", 0), 0u);
   const std::vector<SweepCell> back = parse_sweep_csv(csv, "a.csv");
@@ -100,7 +117,21 @@ TEST(SweepReport, CsvReadsBackWhatItWrote) {
   }
   EXPECT_TRUE(std::isnan(back[0].cpu_share));
   EXPECT_DOUBLE_EQ(back[1].cpu_share, 0.5);
+  EXPECT_TRUE(std::isnan(back[0].union_bound_tok_s));
+  EXPECT_DOUBLE_EQ(back[1].union_bound_tok_s, 12.5);
+  EXPECT_DOUBLE_EQ(back[1].ratio_to_union_bound, 0.25);
   EXPECT_TRUE(std::isnan(back[2].ratio_to_one_stream));  // no 1-stream cell at 512
+}
+
+TEST(SweepReport, CsvWithoutTheUnionBoundColumnsReadsAsNoBound) {
+  const std::vector<SweepCell> back = parse_sweep_csv(
+      "context,streams,ttft_mean_s,ttft_max_s,decode_tok_s_per_stream,aggregate_tok_s,"
+      "ratio_to_1_stream,window_tokens,tokens_per_stream,cpu_share\n128,2,0.1,0.2,3,6,,4,5,0.9\n",
+      "old.csv");
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_DOUBLE_EQ(back[0].aggregate_tok_s, 6);
+  EXPECT_TRUE(std::isnan(back[0].union_bound_tok_s));
+  EXPECT_TRUE(std::isnan(back[0].ratio_to_union_bound));
 }
 
 TEST(SweepReport, ComparingRunsWithNoCellInCommonIsAnError) {
