@@ -158,24 +158,13 @@ MINIMAX_AVX512 void token_tiles512(const D& d, const LinearJob& job, int64_t r, 
   }
 }
 
-}  // namespace
-}  // namespace minimax::cpu_linear_detail
-
-#include "kernels/cpu/linear_panel512-inl.h"
-
-namespace minimax::cpu_linear_detail {
-namespace {
-
 // The RowRangeFn of decoder D: one token alone takes four rows per pass (four independent weight
-// streams keep the loads busy); two to four tokens take two rows × up to four tokens per tile;
-// more tokens decode each weight row once into a panel and run larger tiles over it
-// (linear_panel512-inl.h), with the same arithmetic per output. kSplit (bf16 decoders only): the
-// activations are hi + lo bf16 pairs (ActivationPrecision::kBF16x2).
+// streams keep the loads busy); several tokens take two rows × up to four tokens per tile. kSplit
+// (bf16 decoders only): the activations are hi + lo bf16 pairs (ActivationPrecision::kBF16x2).
 template <class D, bool kSplit = false>
 MINIMAX_AVX512 void rows512(const LinearJob& job, int64_t row_begin, int64_t row_end) {
   static_assert(!kSplit || D::kBf16X, "split activations need a bf16-pair decoder");
   const D d(*job.w);
-  if (job.tokens >= kPanelMinTokens) return panel_rows512<D, kSplit>(d, job, row_begin, row_end);
   int64_t r = row_begin;
   if (job.tokens == 1) {
     for (; r + 4 <= row_end; r += 4) tile512<D, kSplit, 4, 1>(d, job, r, 0);

@@ -30,8 +30,8 @@ const InvarianceShape kInvarianceShapes[] = {
     {WeightFormat::kFp8Block, 9, 1024},
 };
 
-// Token counts of the batch calls: the 1-4 token tiles, the panel path from 5 up with every
-// remainder of its token tiles, and 300, more than one token block (at most 256 tokens).
+// Token counts of the batch calls: every remainder of the 4-token tiles, the sizes of speculative
+// verify steps (8-24) and prefill chunks, and 300, more than one token block (at most 256).
 const int64_t kTokenCounts[] = {2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 16, 17, 24, 31, 64, 300};
 
 struct InvariancePath {
