@@ -32,7 +32,7 @@ const std::map<std::string, std::string>& flag_groups() {
                        "--speculative-config"});
     put("Parsers", {"--reasoning-parser", "--tool-call-parser", "--enable-auto-tool-choice"});
     put("Parallel", {"--tensor-parallel-size", "--data-parallel-size", "--enable-expert-parallel",
-                     "--threads"});
+                     "--collective-timeout", "--threads"});
     put("Sampling", {"--temperature", "--top-p", "--top-k", "--min-p", "--seed", "--max-tokens",
                      "--repetition-penalty", "--presence-penalty", "--frequency-penalty"});
     put("Logging", {"--log-level", "--log-format", "--quiet"});

@@ -15,6 +15,12 @@ void add_parallel_flags(CLI::App* cmd, ParallelRequest& request) {
       ->check(CLI::PositiveNumber);
   cmd->add_flag("--enable-expert-parallel", request.expert_parallel,
                 "Partition whole experts among the ranks (TP_EP, DP_EP) instead of splitting each");
+  cmd->add_option("--collective-timeout", request.collective_timeout_seconds,
+                  "Seconds a rank may wait for the others in one collective once the model is "
+                  "loaded; longer ends every rank, naming the rank and host that went silent (0: "
+                  "wait forever)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
 }
 
 const Communicator* ranks() { return world_communicator(); }

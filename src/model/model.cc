@@ -84,9 +84,16 @@ Model::Model(ModelConfig config, QuantConfig quant, std::unique_ptr<TensorStore>
         format_bytes(double(options_.memory_available_bytes)));
   options_.pool = pool_;
   mapped_by_rank_.assign(comm_ ? comm_->size() : 1, 0);
-  if (comm_ != nullptr)
+  if (comm_ != nullptr) {
     comm_->allgather(&weights_.mapped_bytes, sizeof(uint64_t), mapped_by_rank_.data());
-  else
+    // Every rank has loaded (the allgather above met them all): from here on, a rank that waits
+    // longer than the timeout for the others ends the job. Rank 0 keeps the followers' waits for
+    // its next message short with heartbeats, 4 per timeout.
+    const double timeout = options_.parallel.collective_timeout_seconds;
+    comm_->set_wait_timeout(timeout);
+    if (timeout > 0 && !is_follower())
+      link_->start_heartbeat(std::chrono::nanoseconds(static_cast<int64_t>(timeout * 0.25e9)));
+  } else
     mapped_by_rank_[0] = weights_.mapped_bytes;
   if (!is_follower())
     log_info("{}: {} {} model, {} layers, kernels '{}', MoE path {}{}", store_->dir(),
@@ -99,6 +106,7 @@ Model::Model(ModelConfig config, QuantConfig quant, std::unique_ptr<TensorStore>
 
 Model::~Model() {
   // Rank 0 ends the other ranks' follow(); pools that outlive the model no longer send anything.
+  link_->heartbeat = std::jthread();  // joined before the lock it takes
   std::lock_guard<std::mutex> lock(link_->mutex);
   if (comm_ != nullptr && !is_follower() && link_->open) {
     RankHeader stop;

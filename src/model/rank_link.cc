@@ -4,6 +4,7 @@
 #include "model/rank_link.h"
 
 #include <algorithm>
+#include <condition_variable>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -70,6 +71,27 @@ void Model::Link::send(const RankHeader& header, const void* payload) {
   comm->broadcast_waiting(const_cast<RankHeader*>(&header), sizeof header, 0);
   if (header.payload_bytes > 0)
     comm->broadcast(const_cast<void*>(payload), header.payload_bytes, 0);
+  last_sent = std::chrono::steady_clock::now();
+}
+
+void Model::Link::start_heartbeat(std::chrono::nanoseconds period) {
+  heartbeat = std::jthread([this, period](std::stop_token stop) {
+    std::mutex sleep_mutex;
+    std::condition_variable_any sleep;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> wait(sleep_mutex);
+        sleep.wait_for(wait, stop, period, [] { return false; });
+      }
+      if (stop.stop_requested()) return;
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!open) return;
+      if (std::chrono::steady_clock::now() - last_sent < period) continue;
+      RankHeader beat;
+      beat.command = static_cast<uint32_t>(RankCommand::kHeartbeat);
+      send(beat);
+    }
+  });
 }
 
 std::unique_ptr<KvBlockPool> Model::make_pool(int64_t num_blocks, int64_t block_size,
@@ -129,6 +151,8 @@ void Model::follow() {
       switch (static_cast<RankCommand>(h.command)) {
         case RankCommand::kStop:
           return;
+        case RankCommand::kHeartbeat:
+          break;
         case RankCommand::kNewPool:
           follower_pools_[h.args[0]] = std::make_unique<KvBlockPool>(
               *backend_, local_config_, h.args[1], h.args[2], static_cast<KvDtype>(h.args[3]));

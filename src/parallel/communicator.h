@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 
 namespace minimax {
@@ -34,6 +35,19 @@ class Communicator {
   // Ends every rank of the job now (after a failure that leaves the ranks out of step), printing
   // `why`. Does not return.
   [[noreturn]] virtual void abort(std::string_view why) const = 0;
+  // From now on, a wait of more than `seconds` in one of the calls above (broadcast_waiting
+  // included) ends the job with a message naming the ranks waited for and their hosts: a link or a
+  // host that went silent (parallel/wait_deadline.h). 0, the start: wait forever, since ranks load
+  // their weights at their own pace. The model sets it once every rank has loaded.
+  virtual void set_wait_timeout(double seconds) const {}
+  // Bytes this rank has sent in the calls above, counted as the bandwidth-optimal algorithm sends
+  // them, exact at 2 ranks (docs/parallel.md, "Bytes per token"): allreduce 2(N-1)/N of the
+  // buffer, broadcast the buffer from the root, allgather (N-1) times this rank's part, alltoallv
+  // every byte addressed to another rank.
+  virtual uint64_t sent_bytes() const { return 0; }
+  // The same count for what this rank receives. With 2 ranks, one rank's received bytes are the
+  // other's sent bytes, so rank 0 knows both.
+  virtual uint64_t received_bytes() const { return 0; }
   // Seconds this rank has spent inside the calls above (waiting included): the communication
   // time a benchmark reports.
   virtual double busy_seconds() const { return 0; }

@@ -3,18 +3,22 @@
 // several ranks is refused with a message saying so.
 #include "parallel/mpi_world.h"
 
+#include <fmt/format.h>
 #include <pthread.h>
 
+#include <atomic>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "parallel/wait_deadline.h"
 
 #ifdef MINIMAX_HAVE_MPI
 #include <mpi.h>
@@ -50,35 +54,50 @@ void check(int rc, const char* what) {
   fail("MPI {}: {}", what, std::string(text, length));
 }
 
-// Adds the time until the end of its scope to a counter.
-class Timed {
+// One call that waits for other ranks, from construction to destruction: its time is added to a
+// counter (busy_seconds) and the wait deadline watches it.
+class Waiting {
  public:
-  explicit Timed(double& total) : total_(total), start_(std::chrono::steady_clock::now()) {}
-  ~Timed() { total_ += seconds_since(start_); }
+  Waiting(std::atomic<double>& total, WaitDeadline& deadline, const char* what)
+      : total_(total), scope_(deadline, what), start_(std::chrono::steady_clock::now()) {}
+  ~Waiting() { total_ += seconds_since(start_); }
 
  private:
-  double& total_;
+  std::atomic<double>& total_;
+  WaitDeadline::Scope scope_;
   std::chrono::steady_clock::time_point start_;
 };
 
 class MpiCommunicator final : public Communicator {
  public:
-  MpiCommunicator() {
+  MpiCommunicator()
+      : deadline_([this](const char* what, double waited) { wait_expired(what, waited); }) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    // Every rank's host name, for the message naming a rank that went silent.
+    std::vector<char> names(size_t(size_) * MPI_MAX_PROCESSOR_NAME, 0);
+    int length = 0;
+    MPI_Get_processor_name(names.data() + size_t(rank_) * MPI_MAX_PROCESSOR_NAME, &length);
+    MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, names.data(), MPI_MAX_PROCESSOR_NAME,
+                  MPI_CHAR, MPI_COMM_WORLD);
+    for (int r = 0; r < size_; ++r)
+      hosts_.emplace_back(names.data() + size_t(r) * MPI_MAX_PROCESSOR_NAME);
   }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
   void allreduce_sum(float* data, size_t count) const override {
-    Timed timed(busy_);
+    Waiting waiting(busy_, deadline_, "allreduce");
+    sent_ += count * sizeof(float) * 2 * (size_ - 1) / size_;
+    received_ += count * sizeof(float) * 2 * (size_ - 1) / size_;
     check(MPI_Allreduce(MPI_IN_PLACE, data, count_of(count * sizeof(float), "allreduce") / 4,
                         MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD),
           "allreduce");
   }
 
   void broadcast(void* data, size_t bytes, int root) const override {
-    Timed timed(busy_);
+    Waiting waiting(busy_, deadline_, "broadcast");
+    (rank_ == root ? sent_ : received_) += bytes;
     check(MPI_Bcast(data, count_of(bytes, "broadcast"), MPI_BYTE, root, MPI_COMM_WORLD),
           "broadcast");
   }
@@ -87,7 +106,8 @@ class MpiCommunicator final : public Communicator {
   // next step for as long as the server is idle. It polls: at once for a millisecond (a step
   // follows the last one quickly while decoding), then with sleeps growing to 2 ms.
   void broadcast_waiting(void* data, size_t bytes, int root) const override {
-    Timed timed(busy_);
+    Waiting waiting(busy_, deadline_, "broadcast from rank 0 (a step or a heartbeat)");
+    (rank_ == root ? sent_ : received_) += bytes;
     MPI_Request request;
     check(MPI_Ibcast(data, count_of(bytes, "broadcast"), MPI_BYTE, root, MPI_COMM_WORLD, &request),
           "broadcast");
@@ -105,7 +125,9 @@ class MpiCommunicator final : public Communicator {
   }
 
   void allgather(const void* send, size_t bytes, void* recv) const override {
-    Timed timed(busy_);
+    Waiting waiting(busy_, deadline_, "allgather");
+    sent_ += bytes * (size_ - 1);
+    received_ += bytes * (size_ - 1);
     check(MPI_Allgather(send, count_of(bytes, "allgather"), MPI_BYTE, recv,
                         count_of(bytes, "allgather"), MPI_BYTE, MPI_COMM_WORLD),
           "allgather");
@@ -113,7 +135,12 @@ class MpiCommunicator final : public Communicator {
 
   void alltoallv(const void* send, const size_t* send_bytes, void* recv,
                  const size_t* recv_bytes) const override {
-    Timed timed(busy_);
+    Waiting waiting(busy_, deadline_, "alltoallv");
+    for (int r = 0; r < size_; ++r)
+      if (r != rank_) {
+        sent_ += send_bytes[r];
+        received_ += recv_bytes[r];
+      }
     std::vector<int> sc(size_), sd(size_), rc(size_), rd(size_);
     size_t so = 0, ro = 0;
     for (int r = 0; r < size_; ++r) {
@@ -138,10 +165,41 @@ class MpiCommunicator final : public Communicator {
   }
 
   double busy_seconds() const override { return busy_; }
+  uint64_t sent_bytes() const override { return sent_; }
+  uint64_t received_bytes() const override { return received_; }
+  void set_wait_timeout(double seconds) const override { deadline_.set_timeout(seconds); }
 
  private:
+  // On the watchdog thread, while this rank's caller still waits inside MPI: the ranks waited for
+  // are named (in a collective every other rank is one), then the job ends. MPI_Abort reaches
+  // mpirun over its own connection, which the dead link may have cut as well: then it never
+  // returns (mpirun waits for the far host's daemon to confirm the kill), so the process ends
+  // itself a second later.
+  [[noreturn]] void wait_expired(const char* what, double waited) const {
+    std::string others;
+    for (int r = 0; r < size_; ++r)
+      if (r != rank_)
+        others += fmt::format("{}rank {} (host {})", others.empty() ? "" : ", ", r, hosts_[r]);
+    const std::string text = fmt::format(
+        "error: rank {} (host {}) waited {:.1f} s in {} for {}, {}: its host or the link to it is "
+        "gone (--collective-timeout {:g}); stopping every rank\n",
+        rank_, hosts_[rank_], waited, what, others,
+        size_ == 2 ? "which went silent" : "one or more of which went silent", deadline_.timeout());
+    std::fputs(text.c_str(), stderr);
+    std::fflush(stderr);
+    std::thread([] {
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      std::_Exit(1);
+    }).detach();
+    MPI_Abort(MPI_COMM_WORLD, 1);
+    std::_Exit(1);
+  }
+
   int rank_ = 0, size_ = 1;
-  mutable double busy_ = 0;
+  std::vector<std::string> hosts_;
+  mutable std::atomic<double> busy_ = 0;
+  mutable std::atomic<uint64_t> sent_ = 0, received_ = 0;
+  mutable WaitDeadline deadline_;
 };
 
 #endif

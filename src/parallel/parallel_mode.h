@@ -26,6 +26,10 @@ struct ParallelRequest {
   int tensor_parallel = 1;       // --tensor-parallel-size
   int data_parallel = 1;         // --data-parallel-size
   bool expert_parallel = false;  // --enable-expert-parallel
+  // --collective-timeout: once the weights are loaded, a rank that waits longer than this for the
+  // others ends the job (a dead link or host); 0 waits forever. 60 s: far above the longest wait
+  // within a step that a healthy job has (one rank's long prefill chunk while the others wait).
+  double collective_timeout_seconds = 60;
 };
 
 // The mode a request selects: T = D = 1 → kSingle; D = 1 → TP_EP with expert parallelism, TP_TP
