@@ -91,7 +91,26 @@ struct Timings {
   double decode_cpu_share = 0;
   // Under several ranks: rank 0's seconds inside collectives per decoded token (best run).
   double decode_comm_seconds_per_token = 0;
+  // Under several ranks: bytes sent per token (Communicator::sent_bytes) by rank 0 and, at 2
+  // ranks, by rank 1 (what rank 0 received), while decoding and while prefilling (best runs).
+  std::vector<double> decode_sent_bytes_per_token, prefill_sent_bytes_per_token;
 };
+
+// Rank 0's communication counters at one moment; sent_per_token turns the difference from `start`
+// into bytes per token by rank (see Timings).
+struct CommBytes {
+  uint64_t sent = 0, received = 0;
+};
+CommBytes comm_bytes(const Communicator* comm) {
+  return comm == nullptr ? CommBytes{} : CommBytes{comm->sent_bytes(), comm->received_bytes()};
+}
+std::vector<double> sent_per_token(const Communicator* comm, CommBytes start, int64_t tokens) {
+  if (comm == nullptr) return {};
+  const CommBytes now = comm_bytes(comm);
+  std::vector<double> by_rank{double(now.sent - start.sent) / tokens};
+  if (comm->size() == 2) by_rank.push_back(double(now.received - start.received) / tokens);
+  return by_rank;
+}
 
 Timings time_model(Model& model, const BenchArgs& args, size_t threads, const Communicator* comm,
                    Progress* progress) {
@@ -113,10 +132,12 @@ Timings time_model(Model& model, const BenchArgs& args, size_t threads, const Co
     session.reset();
     start = std::chrono::steady_clock::now();
     const double prefill_cpu_start = process_cpu_seconds();
+    const CommBytes prefill_bytes = comm_bytes(comm);
     std::vector<float> logits = session.prefill(prompt);
     const double prefill_wall = seconds_since(start);
     if (prefill_wall < t.prefill_seconds) {
       t.prefill_seconds = prefill_wall;
+      t.prefill_sent_bytes_per_token = sent_per_token(comm, prefill_bytes, args.prompt_tokens);
       t.prefill_cpu_seconds = process_cpu_seconds() - prefill_cpu_start;
       t.prefill_cpu_share = t.prefill_cpu_seconds / (prefill_wall * threads);
     }
@@ -124,6 +145,7 @@ Timings time_model(Model& model, const BenchArgs& args, size_t threads, const Co
     start = std::chrono::steady_clock::now();
     const double cpu_start = process_cpu_seconds();
     const double comm_start = comm != nullptr ? comm->busy_seconds() : 0;
+    const CommBytes decode_bytes = comm_bytes(comm);
     for (int64_t i = 0; i < args.gen_tokens; ++i) logits = session.decode(argmax(logits));
     const double wall = seconds_since(start);
     count(args.gen_tokens);
@@ -132,6 +154,7 @@ Timings time_model(Model& model, const BenchArgs& args, size_t threads, const Co
       t.decode_cpu_share = (process_cpu_seconds() - cpu_start) / (wall * threads);
       if (comm != nullptr)
         t.decode_comm_seconds_per_token = (comm->busy_seconds() - comm_start) / args.gen_tokens;
+      t.decode_sent_bytes_per_token = sent_per_token(comm, decode_bytes, args.gen_tokens);
     }
   }
   return t;
@@ -367,7 +390,9 @@ nlohmann::ordered_json bench_report(const Model& model, const BenchArgs& args,
   out["parallel"] = {{"mode", parallel_mode_name(model.plan().mode)},
                      {"ranks", model.plan().ranks},
                      {"mapped_bytes_by_rank", model.mapped_bytes_by_rank()},
-                     {"decode_comm_seconds_per_token", m.t.decode_comm_seconds_per_token}};
+                     {"decode_comm_seconds_per_token", m.t.decode_comm_seconds_per_token},
+                     {"decode_sent_bytes_per_token_by_rank", m.t.decode_sent_bytes_per_token},
+                     {"prefill_sent_bytes_per_token_by_rank", m.t.prefill_sent_bytes_per_token}};
   out["memory"] = memory.report();
   return out;
 }
