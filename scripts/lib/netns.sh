@@ -3,7 +3,10 @@
 # in each through scripts/lib/netns_rsh_agent.sh, with Open MPI's TCP transport pinned to the
 # veth link (no shared memory between the ranks, as between real hosts).
 #
-#   make_netns_hosts WORK   creates them (fails, never skips, when the kernel or the user cannot)
+#   make_netns_hosts WORK [DELAY_MS]
+#                           creates them (fails, never skips, when the kernel or the user cannot);
+#                           with DELAY_MS, joined instead by TAP devices and tools/netns/
+#                           delay_link.py, which delays every frame (for kernels without netem)
 #   netns_mpirun ARGS...    mpirun, started inside the first host, one rank per host
 #   in_host0 CMD...         runs CMD inside the first host (where rank 0 and its HTTP port live)
 #   link_down / link_up     takes the veth pair down / up; link_blackhole drops every packet
@@ -13,7 +16,7 @@ NETNS_HOSTS=()
 NETNS_LINKS=()
 
 make_netns_hosts() {
-  local work=$1
+  local work=$1 delay_ms=${2:-}
   # Unique per run: several engineers' tests may run on one machine at once.
   local tag=mx$$
   NETNS_HOSTS=("${tag}h0" "${tag}h1")
@@ -24,13 +27,24 @@ make_netns_hosts() {
     ip netns add "${NETNS_HOSTS[$i]}" ||
       fail "cannot create network namespace ${NETNS_HOSTS[$i]} (root and a kernel with netns needed)"
   done
-  ip link add "${NETNS_LINKS[0]}" netns "${NETNS_HOSTS[0]}" type veth \
-    peer name "${NETNS_LINKS[1]}" netns "${NETNS_HOSTS[1]}" ||
-    fail "cannot create the veth pair ${NETNS_LINKS[0]}/${NETNS_LINKS[1]}"
+  if [[ -z $delay_ms ]]; then
+    ip link add "${NETNS_LINKS[0]}" netns "${NETNS_HOSTS[0]}" type veth \
+      peer name "${NETNS_LINKS[1]}" netns "${NETNS_HOSTS[1]}" ||
+      fail "cannot create the veth pair ${NETNS_LINKS[0]}/${NETNS_LINKS[1]}"
+  else
+    for i in 0 1; do
+      ip -n "${NETNS_HOSTS[$i]}" tuntap add dev "${NETNS_LINKS[$i]}" mode tap ||
+        fail "cannot create TAP device ${NETNS_LINKS[$i]}"
+    done
+    python3 "$ROOT/tools/netns/delay_link.py" "${NETNS_HOSTS[0]}" "${NETNS_LINKS[0]}" \
+      "${NETNS_HOSTS[1]}" "${NETNS_LINKS[1]}" "$delay_ms" &
+    NETNS_FORWARDER=$!
+  fi
   for i in 0 1; do
     ip -n "${NETNS_HOSTS[$i]}" addr add "${NETNS_ADDRS[$i]}/24" dev "${NETNS_LINKS[$i]}"
     ip -n "${NETNS_HOSTS[$i]}" link set lo up
-    ip -n "${NETNS_HOSTS[$i]}" link set "${NETNS_LINKS[$i]}" up
+    # Jumbo frames, as on a cluster's network (and fewer frames for the forwarder to copy).
+    ip -n "${NETNS_HOSTS[$i]}" link set "${NETNS_LINKS[$i]}" mtu 9000 up
   done
   NETNS_HOSTFILE=$work/hosts
   printf '%s slots=1\n' "${NETNS_HOSTS[@]}" >"$NETNS_HOSTFILE"
@@ -67,6 +81,10 @@ link_blackhole() {
 
 remove_netns_hosts() {
   local ns pid
+  if [[ -n ${NETNS_FORWARDER:-} ]]; then
+    kill "$NETNS_FORWARDER" 2>/dev/null || true
+    NETNS_FORWARDER=
+  fi
   for ns in "${NETNS_HOSTS[@]}"; do
     for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -KILL "$pid" 2>/dev/null || true; done
     ip netns del "$ns" 2>/dev/null || true
