@@ -19,9 +19,11 @@ start_mpi_server() {
 # rank_pid R: the pid of rank R of the job started by start_mpi_server (Open MPI puts the rank in
 # each process's environment).
 rank_pid() {
-  local pid
+  local pid env
   for pid in $(pgrep -P "$MPI_PID"); do
-    if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1"; then
+    # Read whole first: `tr | grep -q` under pipefail fails when grep's early exit cuts tr off.
+    env=$(tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null) || continue
+    if grep -qx "OMPI_COMM_WORLD_RANK=$1" <<<"$env"; then
       echo "$pid"
       return 0
     fi

@@ -94,10 +94,12 @@ remove_netns_hosts() {
 
 # netns_rank_pid R: the pid of MPI rank R (Open MPI puts the rank in each process's environment).
 netns_rank_pid() {
-  local ns pid
+  local ns pid env
   for ns in "${NETNS_HOSTS[@]}"; do
     for pid in $(ip netns pids "$ns"); do
-      if tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null | grep -qx "OMPI_COMM_WORLD_RANK=$1"; then
+      # Read whole first: `tr | grep -q` under pipefail fails when grep's early exit cuts tr off.
+      env=$(tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null) || continue
+      if grep -qx "OMPI_COMM_WORLD_RANK=$1" <<<"$env"; then
         echo "$pid"
         return 0
       fi

@@ -62,6 +62,9 @@ Model::Model(ModelConfig config, QuantConfig quant, std::unique_ptr<TensorStore>
           "model: the '{}' backend keeps activations off the host, and the MPI transport between "
           "ranks works on host memory (use the cpu backend)",
           backend_->name());
+    // No deadline while the ranks load at their own pace (a model loaded after another one, as
+    // parallel_check does, finds it armed); armed again below once all have loaded.
+    comm_->set_wait_timeout(0);
     check_same_model_on_every_rank(*comm_, *store_, options_.parallel);
   }
   pool_ = options_.pool;

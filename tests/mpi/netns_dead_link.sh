@@ -36,7 +36,9 @@ for fault in link_down link_blackhole; do
     job=$!
     BACKGROUND_PIDS+=("$job")
     wait_listening "$WORK/server.log" "$job"
-    ranks="$(netns_rank_pid 0) $(netns_rank_pid 1)"
+    r0=$(netns_rank_pid 0) || fail "no process of rank 0 found"
+    r1=$(netns_rank_pid 1) || fail "no process of rank 1 found"
+    ranks="$r0 $r1"
     rm -f "$WORK/stream"
     in_host0 curl -sN -H "Content-Type: application/json" -o "$WORK/stream" \
       -d '{"prompt": "a b c", "max_tokens": 4000, "ignore_eos": true, "stream": true}' \

@@ -37,7 +37,8 @@ for mode in "${MODES[@]}"; do
   in_host0 node "$ROOT/tools/serve_client/client_test.mjs" --url "http://127.0.0.1:$PORT" \
     --key sk-netns --model tiny --markers m3 "${TRAINED[@]}" || fail "OpenAI client test ($mode)"
   # SIGTERM to rank 0: it drains, tells rank 1 (the other host) to stop, the job ends with 0.
-  kill -TERM "$(netns_rank_pid 0)"
+  rank0=$(netns_rank_pid 0) || fail "no process of rank 0 found ($mode)"
+  kill -TERM "$rank0"
   for _ in $(seq 1 100); do
     kill -0 "$job" 2>/dev/null || break
     sleep 0.1
