@@ -24,6 +24,7 @@ in_host0 curl -sf -H "Content-Type: application/json" -o "$WORK/answer" \
   { cat "$WORK/server.log"; fail "no answer after 4 s idle with --collective-timeout 1"; }
 remove_netns_hosts
 wait "$job" 2>/dev/null || true
+BACKGROUND_PIDS=()  # waited for: its pid may be another process's by the time this script ends
 
 for fault in link_down link_blackhole; do
   for mode in "--tensor-parallel-size 2" "--tensor-parallel-size 2 --enable-expert-parallel" \
@@ -72,6 +73,7 @@ for fault in link_down link_blackhole; do
     # mpirun itself cannot reach the other host's daemon any more; it is not part of the claim.
     remove_netns_hosts
     wait "$job" 2>/dev/null && fail "the job reported success after $fault"
+    BACKGROUND_PIDS=()
   done
 done
 echo "a dead link ends the job"

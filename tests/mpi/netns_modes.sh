@@ -45,5 +45,6 @@ for mode in "${MODES[@]}"; do
   done
   kill -0 "$job" 2>/dev/null && fail "the job still runs 10 s after SIGTERM to rank 0 ($mode)"
   wait "$job" || fail "the job ended with status $? after SIGTERM to rank 0 ($mode)"
+  BACKGROUND_PIDS=()  # waited for: its pid may be another process's by the time this script ends
 done
 echo "the parallel modes pass between namespaces over TCP"
