@@ -8,6 +8,9 @@ MPI_PID=
 start_mpi_server() {
   local ranks=$1 log=$2 model=$3
   shift 3
+  # A log left by an earlier server would give wait_listening that server's port before this
+  # job's redirection empties the file.
+  rm -f "$log"
   # (single-copy off: containers often forbid the cross-process copy Open MPI's shared memory tries)
   mpirun --oversubscribe --allow-run-as-root --bind-to none \
     --mca btl_vader_single_copy_mechanism none -n "$ranks" \

@@ -32,6 +32,7 @@ for fault in link_down link_blackhole; do
     echo "== $fault mid-request: $mode"
     make_netns_hosts "$WORK"
     # shellcheck disable=SC2086
+    rm -f "$WORK/server.log"  # not an earlier server's port (mpi_server.sh)
     netns_mpirun "$MINIMAX" serve --model "$MODEL" --port 0 $mode --threads 1 \
       --collective-timeout 3 >"$WORK/server.log" 2>&1 &
     job=$!

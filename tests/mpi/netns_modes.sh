@@ -29,6 +29,7 @@ if [[ $BUNDLED_MODEL == 1 ]]; then TRAINED=(--trained); fi
 for mode in "${MODES[@]}"; do
   echo "== serve over TCP between namespaces: $mode"
   # shellcheck disable=SC2086
+  rm -f "$WORK/server.log"  # not an earlier server's port (mpi_server.sh)
   netns_mpirun "$MINIMAX" serve --model "$MODEL" --port 0 $mode --served-model-name tiny \
     --threads 1 --max-model-len 2048 --api-key sk-netns >"$WORK/server.log" 2>&1 &
   job=$!
