@@ -5,10 +5,12 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <optional>
 
 #include "base/clock.h"
 #include "base/error.h"
 #include "runtime/model_session.h"
+#include "runtime/spec/draft_head.h"
 #include "runtime/spec/model_step_cost.h"
 #include "runtime/spec/speculative_stepper.h"
 
@@ -27,8 +29,11 @@ struct DecodeRun {
 // Forced decode of `t.output` after `t.prompt`: n - 1 forward passes without speculation, fewer
 // with it (the first output token comes from the prefill, which is not timed).
 DecodeRun decode_forced(ModelSession& session, const Tokens& t, const SpeculativeConfig* spec,
-                        StepCostModel& cost) {
+                        StepCostModel& cost, const std::shared_ptr<Eagle3Head>& head) {
   session.reset();
+  // An EAGLE-3 stepper takes the prompt's taps: it exists before the prefill.
+  std::optional<SpeculativeStepper> stepper;
+  if (spec != nullptr) stepper.emplace(session, *spec, cost, nullptr, head);
   session.prefill(t.prompt);
   std::vector<int32_t> sequence = t.prompt;
   sequence.push_back(t.output[0]);
@@ -37,14 +42,13 @@ DecodeRun decode_forced(ModelSession& session, const Tokens& t, const Speculativ
   if (spec == nullptr) {
     for (size_t i = 0; i + 1 < t.output.size(); ++i) session.decode(t.output[i]);
   } else {
-    SpeculativeStepper stepper(session, *spec, cost);
-    stepper.start(t.prompt);
+    stepper->start(t.prompt);
     for (size_t i = 1; i < t.output.size(); ++i) {
-      stepper.next_logits(sequence);
+      stepper->next_logits(sequence);
       sequence.push_back(t.output[i]);
     }
-    stepper.finish(t.output);
-    run.counts = stepper.counts();
+    stepper->finish(t.output);
+    run.counts = stepper->counts();
   }
   run.seconds = seconds_since(start);
   if (spec == nullptr) run.counts.forward_steps = static_cast<int64_t>(t.output.size()) - 1;
@@ -104,6 +108,7 @@ nlohmann::ordered_json run_replay(TextModel& model, const std::vector<ReplayCase
   ModelSession session(model.model(), longest + options.spec.num_speculative_tokens + 1,
                        kDefaultPrefillChunk, options.kv_dtype);
   StepCostModel cost = step_cost_model_for(model.model());
+  const std::shared_ptr<Eagle3Head> head = load_draft_head(model.model(), options.spec);
   nlohmann::ordered_json per_case = nlohmann::ordered_json::array();
   std::vector<double> speedups;
   double plain_total = 0, spec_total = 0;
@@ -113,9 +118,9 @@ nlohmann::ordered_json run_replay(TextModel& model, const std::vector<ReplayCase
     const Tokens& t = tokens[i];
     DecodeRun plain{1e30, {}}, spec{1e30, {}};
     for (int r = 0; r < options.repeat; ++r) {  // alternating, best of each
-      const DecodeRun p = decode_forced(session, t, nullptr, cost);
+      const DecodeRun p = decode_forced(session, t, nullptr, cost, head);
       if (p.seconds < plain.seconds) plain = p;
-      const DecodeRun s = decode_forced(session, t, &options.spec, cost);
+      const DecodeRun s = decode_forced(session, t, &options.spec, cost, head);
       if (s.seconds < spec.seconds) spec = s;
     }
     const auto decoded = static_cast<int64_t>(t.output.size()) - 1;

@@ -21,6 +21,7 @@
 #include "cli/speculative_flag.h"
 #include "cli/threads_flag.h"
 #include "runtime/model_session.h"
+#include "runtime/spec/draft_head.h"
 #include "runtime/spec/model_step_cost.h"
 #include "runtime/text_model.h"
 #include "serve/parse_pipeline.h"
@@ -109,7 +110,9 @@ void run_chat(const ChatArgs& args) {
   ModelSession session(model->model(), args.context, kDefaultPrefillChunk,
                        kv_cache_dtype(args.kv_cache_dtype));
   Generator generator(session, model->tokenizer());
-  if (spec) generator.enable_speculation(*spec, step_cost_model_for(model->model()));
+  if (spec)
+    generator.enable_speculation(*spec, step_cost_model_for(model->model()),
+                                 load_draft_head(model->model(), *spec));
   nlohmann::ordered_json messages = nlohmann::ordered_json::array();
   const auto reset = [&] {
     messages = nlohmann::ordered_json::array();

@@ -20,6 +20,7 @@
 #include "cli/speculative_flag.h"
 #include "cli/threads_flag.h"
 #include "runtime/model_session.h"
+#include "runtime/spec/draft_head.h"
 #include "runtime/spec/model_step_cost.h"
 #include "runtime/text_model.h"
 
@@ -108,7 +109,8 @@ void run_generate(const GenerateArgs& args) {
                        kv_cache_dtype(args.kv_cache_dtype));
   Generator generator(session, model->tokenizer());
   if (spec) {
-    generator.enable_speculation(*spec, step_cost_model_for(model->model()));
+    generator.enable_speculation(*spec, step_cost_model_for(model->model()),
+                                 load_draft_head(model->model(), *spec));
     if (!args.quiet) log_info("generate: speculative decoding: {}", describe_speculation(*spec));
   }
   const GenerationResult result =

@@ -1,6 +1,8 @@
 // `minimax logits --model DIR (--tokens 1,2,3 | --prompt TEXT) --output FILE.npy
-// [--all-positions]`: float32 logits [positions, vocab] for parity checks against other
-// implementations (the last position only, unless --all-positions).
+// [--all-positions] [--taps 2,31,59 --taps-output TAPS.npy]`: float32 logits [positions, vocab]
+// for parity checks against other implementations (the last position only, unless
+// --all-positions); with --taps, also the hidden states entering those layers at every position,
+// [positions, layers × hidden] (what an EAGLE-3 head reads; tools/train_eagle3.py trains on them).
 #include <cstdio>
 #include <sstream>
 
@@ -46,7 +48,7 @@ std::vector<int32_t> parse_token_list(const std::string& text) {
 void register_logits(CLI::App& app) {
   auto* cmd = app.add_subcommand("logits", "Write the model's float32 logits as a .npy file");
   struct Args {
-    std::string model, tokens, prompt, output, backend = "cpu", moe = "fast";
+    std::string model, tokens, prompt, output, backend = "cpu", moe = "fast", taps, taps_output;
     bool cpu_moe = false;
     bool all_positions = false, emulate_act_quant = false, dense_attention = false, quiet = false;
     size_t threads = 0;
@@ -61,6 +63,11 @@ void register_logits(CLI::App& app) {
   tokens->excludes(prompt);
   cmd->add_option("--output", args->output, "Output .npy file")->required();
   cmd->add_flag("--all-positions", args->all_positions, "Logits of every position, not the last");
+  auto* taps = cmd->add_option("--taps", args->taps,
+                               "Comma-separated layers whose entering hidden states to write "
+                               "(EAGLE-3 taps)");
+  cmd->add_option("--taps-output", args->taps_output, "Output .npy for --taps")->needs(taps);
+  taps->needs(cmd->get_option("--taps-output"));
   add_backend_flags(cmd, args->backend, args->cpu_moe);
   cmd->add_option("--moe", args->moe, "MoE path: fast, or dequant (experts decoded to bf16)")
       ->check(CLI::IsMember({"fast", "dequant"}));
@@ -94,6 +101,10 @@ void register_logits(CLI::App& app) {
     options.show_load_progress = !args->quiet;
     auto model = Model::load(args->model, options, ranks());
     if (follow_rank0(*model)) return;  // the output is rank 0's
+    std::vector<int> tap_layers;
+    if (!args->taps.empty())
+      for (int32_t layer : parse_token_list(args->taps)) tap_layers.push_back(layer);
+    model->set_hidden_taps(tap_layers);
     KvCache cache =
         model->new_cache(static_cast<int64_t>(ids.size()), kv_cache_dtype(args->kv_cache_dtype));
     std::vector<int32_t> positions(ids.size());
@@ -105,6 +116,11 @@ void register_logits(CLI::App& app) {
     write_npy_f32(args->output, logits, {rows, vocab});
     std::printf("wrote logits [%lld, %lld] for %zu tokens to %s\n", static_cast<long long>(rows),
                 static_cast<long long>(vocab), ids.size(), args->output.c_str());
+    if (!tap_layers.empty()) {
+      const auto width = static_cast<int64_t>(tap_layers.size()) * model->config().hidden_size;
+      write_npy_f32(args->taps_output, model->hidden_taps(),
+                    {static_cast<int64_t>(ids.size()), width});
+    }
   });
 }
 

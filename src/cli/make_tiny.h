@@ -31,4 +31,9 @@ CLI::Option* add_hf_config_options(CLI::App* cmd, HfConfigRequest& request);
 void make_tiny_from_hf_config(const HfConfigRequest& request, const std::string& output,
                               const std::string& format, uint64_t seed, bool force);
 
+// --draft eagle3: a random EAGLE-3 head (checkpoint/eagle3_random.h) for the target that
+// --hf-config (cut to --layers) describes, written to `output`.
+void make_eagle3_head_from_hf_config(const HfConfigRequest& request, const std::string& output,
+                                     uint64_t seed, bool force);
+
 }  // namespace minimax::cli

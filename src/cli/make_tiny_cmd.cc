@@ -112,12 +112,17 @@ void register_make_tiny(CLI::App& app) {
                       "Add this many multi-token-prediction modules (skipped by the engine; for "
                       "converter tests), at most the config's num_mtp_modules")
           ->check(CLI::NonNegativeNumber);
+  auto draft = std::make_shared<std::string>();
   auto hf = std::make_shared<HfConfigRequest>();
-  add_hf_config_options(cmd, *hf)
-      ->excludes(arch_option)
-      ->excludes(shape_option)
-      ->excludes(mtp_option);
+  auto* hf_option = add_hf_config_options(cmd, *hf);
+  cmd->add_option("--draft", *draft,
+                  "eagle3: write a random EAGLE-3 draft head for the --hf-config target instead "
+                  "(docs/eagle3.md)")
+      ->check(CLI::IsMember({"eagle3"}))
+      ->needs(hf_option);
+  hf_option->excludes(arch_option)->excludes(shape_option)->excludes(mtp_option);
   cmd->callback([=] {
+    if (!draft->empty()) return make_eagle3_head_from_hf_config(*hf, *output, *seed, *force);
     if (!hf->config.empty()) return make_tiny_from_hf_config(*hf, *output, *format, *seed, *force);
     const Arch a = *arch == "m2" ? Arch::kM2 : Arch::kM3;
     const bool bench = *shape == "bench";

@@ -9,6 +9,8 @@
 #include "base/error.h"
 #include "base/progress.h"
 #include "base/thread_pool.h"
+#include "checkpoint/eagle3_config.h"
+#include "checkpoint/eagle3_random.h"
 #include "checkpoint/hf_config_checkpoint.h"
 #include "checkpoint/model_config.h"
 #include "checkpoint/quantize.h"
@@ -55,6 +57,20 @@ void make_tiny_from_hf_config(const HfConfigRequest& request, const std::string&
       model.vocab_size, model.num_experts, format.c_str(), summary.tensors,
       format_bytes(static_cast<double>(summary.tensor_bytes)).c_str(), summary.shards,
       static_cast<unsigned long long>(seed), output.c_str());
+}
+
+void make_eagle3_head_from_hf_config(const HfConfigRequest& request, const std::string& output,
+                                     uint64_t seed, bool force) {
+  nlohmann::json config = read_json_file(request.config);
+  if (request.layers > 0) config = slice_hf_config(config, request.layers, request.config);
+  const ModelConfig target = parse_model_config(config, request.config);
+  write_random_eagle3_head(output, target, {}, seed, force);
+  const std::vector<int> taps = default_eagle3_tap_layers(target.num_layers);
+  std::printf(
+      "wrote a random EAGLE-3 head for %s (%d layers, hidden %d, vocab %d; taps layers %d, %d, "
+      "%d), seed %llu, to %s\n",
+      request.config.c_str(), target.num_layers, target.hidden_size, target.vocab_size, taps[0],
+      taps[1], taps[2], static_cast<unsigned long long>(seed), output.c_str());
 }
 
 }  // namespace minimax::cli

@@ -7,9 +7,10 @@ namespace minimax::cli {
 
 void add_speculative_config_flag(CLI::App* cmd, std::string& value) {
   cmd->add_option("--speculative-config", value,
-                  "Draft-free speculative decoding, vLLM's JSON: {\"method\": \"ngram\" or "
-                  "\"suffix\", \"num_speculative_tokens\": K, ...}; lossless (turns on "
-                  "--batch-invariant); docs/speculative.md");
+                  "Speculative decoding, vLLM's JSON: {\"method\": \"ngram\" or \"suffix\", "
+                  "\"num_speculative_tokens\": K, ...} or {\"method\": \"eagle3\", \"model\": "
+                  "HEAD_DIR, ...}; lossless (turns on --batch-invariant); docs/speculative.md, "
+                  "docs/eagle3.md");
 }
 
 std::optional<SpeculativeConfig> speculative_config_of(const std::string& value) {

@@ -266,6 +266,20 @@ std::vector<float> Model::run_layers(std::span<const BatchSequence> batch) {
   return logits_of(h, rows);
 }
 
+void Model::set_hidden_taps(std::vector<int> layers) {
+  for (int layer : layers)
+    if (layer < 0 || layer >= config_.num_layers)
+      fail("hidden taps: layer {} is outside the model's {} layers", layer, config_.num_layers);
+  if (!layers.empty() && plan_.data_parallel())
+    fail(
+        "hidden taps (an EAGLE-3 head): not supported under DP_EP, where rank 0 does not run "
+        "the other ranks' sequences; use TP_TP or TP_EP");
+  if (!layers.empty() && !backend_->host_memory())
+    fail("hidden taps: the '{}' backend keeps activations off the host", backend_->name());
+  tap_layers_ = std::move(layers);
+  taps_.clear();
+}
+
 void Model::run_decoder_layers(std::span<const BatchSequence> batch, const StepRows& rows,
                                float* h) {
   const int64_t H = config_.hidden_size, total = rows.total;
@@ -287,7 +301,17 @@ void Model::run_decoder_layers(std::span<const BatchSequence> batch, const StepR
   };
   float* xn = ws.take<float>(total * H);
   float* delta = ws.take<float>(total * H);
+  const auto taps = static_cast<int64_t>(tap_layers_.size());
+  if (taps > 0) taps_.resize(static_cast<size_t>(total * taps * H));
   for (int l = 0; l < config_.num_layers; ++l) {
+    for (int64_t k = 0; k < taps; ++k) {
+      if (tap_layers_[k] != l) continue;
+      // Row t of layer k's tap lands at taps_[t, k·H .. (k+1)·H).
+      tap_staging_.resize(static_cast<size_t>(total * H));
+      backend_->copy_to_host(tap_staging_.data(), h, tap_staging_.size() * sizeof(float));
+      for (int64_t t = 0; t < total; ++t)
+        std::copy_n(tap_staging_.begin() + t * H, H, taps_.begin() + (t * taps + k) * H);
+    }
     const LayerWeights& w = weights_.layers[l];
     ops.rms_norm(h, total, H, w.input_norm.data(), eps, gemma, xn, pool_);
     // Attention is the one per-sequence step: each reads and writes its own cache.

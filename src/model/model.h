@@ -131,6 +131,15 @@ class Model {
   // are safe and run one at a time.
   std::vector<float> forward_batch(std::span<const BatchSequence> batch);
 
+  // A draft head's taps (EAGLE-3, docs/eagle3.md): from now on every step keeps, for each of its
+  // rows, the hidden state entering each of `layers` (the residual stream after that many
+  // layers), at no extra forward pass. Rank 0 of a tensor-parallel group holds them; under DP_EP
+  // the other ranks' sequences are not on rank 0, so that mode is refused. Empty: off.
+  void set_hidden_taps(std::vector<int> layers);
+  // The last step's taps: one row per token of the step in batch order, each the tapped layers'
+  // hidden states side by side ([rows, layers × hidden]). Valid until the next step.
+  std::span<const float> hidden_taps() const { return taps_; }
+
  private:
   // forward / forward_batch: checks (errors say "forward" when `single`, else the batch index),
   // then the step on every rank.
@@ -182,6 +191,8 @@ class Model {
   // Host staging of one step's inputs, kept so that steps do not allocate.
   std::vector<int32_t> step_tokens_, step_positions_, step_logit_rows_;
   std::vector<int64_t> step_offsets_;
+  std::vector<int> tap_layers_;            // set_hidden_taps
+  std::vector<float> taps_, tap_staging_;  // the last step's taps; one layer's rows on the host
 };
 
 }  // namespace minimax

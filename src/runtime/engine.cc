@@ -157,6 +157,7 @@ Engine::Impl::Impl(Model& model_, const BpeTokenizer& tokenizer_, EngineOptions 
   metrics.set_kv_blocks(0, blocks.num_blocks());
   if (options.speculative) {
     step_cost = std::make_unique<StepCostModel>(step_cost_model_for(model));
+    draft_head = load_draft_head(model, *options.speculative);
     if (options.speculative->method == DraftMethod::kSuffix)
       recent_outputs =
           std::make_shared<RecentOutputs>(options.speculative->suffix_max_cached_requests);
@@ -276,7 +277,8 @@ std::shared_ptr<RequestStream> Engine::submit(EngineRequest request) {
                                            std::move(vocab));
   r->arrival = arrival;
   if (impl_->options.speculative) {
-    r->drafter = std::make_unique<Drafter>(*impl_->options.speculative, impl_->recent_outputs);
+    r->drafter = std::make_unique<Drafter>(*impl_->options.speculative, impl_->recent_outputs,
+                                           impl_->draft_head);
     r->draft_policy = std::make_unique<DraftPolicy>(*impl_->options.speculative);
   }
   if (r->grammar) warm_first_mask(*r->grammar, impl_->options.grammar_mask_budget_ms);

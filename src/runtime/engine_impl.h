@@ -16,6 +16,7 @@
 #include "runtime/block_manager.h"
 #include "runtime/engine.h"
 #include "runtime/scheduler.h"
+#include "runtime/spec/draft_head.h"
 #include "runtime/spec/draft_policy.h"
 #include "runtime/spec/drafter.h"
 #include "runtime/stop_strings.h"
@@ -92,6 +93,8 @@ struct Engine::Impl {
   // (SchedSequence::draft), and after the forward emits the tokens of a chunk that carried one.
   void propose_drafts();
   void emit_verified(ActiveRequest& r, const ScheduledChunk& chunk, std::span<float> rows);
+  // EAGLE-3: gives each sequence's drafter the target's taps of the positions this step ran.
+  void hand_out_taps(const SchedulerStep& plan, std::span<const BatchSequence> batch);
 
   // engine_token.cc
   // Samples the next token of `r` (within its grammar's mask when constrained) from its logits row
@@ -127,6 +130,7 @@ struct Engine::Impl {
   int64_t steps_run = 0;  // steps that ran a forward pass (TokenOutput::step)
   std::shared_ptr<RecentOutputs> recent_outputs;  // suffix decoding's server-wide cache
   std::unique_ptr<StepCostModel> step_cost;       // set with options.speculative
+  std::shared_ptr<Eagle3Head> draft_head;         // method eagle3: the head every drafter runs
   std::thread thread;
   std::once_flag trie_once;
   std::shared_ptr<const TokenTrie> trie;

@@ -105,6 +105,7 @@ bool Engine::Impl::step() {
     return true;
   }
   scheduler.commit(plan);
+  if (draft_head) hand_out_taps(plan, batch);
 
   const auto vocab = static_cast<size_t>(model.config().vocab_size);
   size_t row = 0;
@@ -137,6 +138,20 @@ bool Engine::Impl::step() {
   }
   erase_done();
   return true;
+}
+
+void Engine::Impl::hand_out_taps(const SchedulerStep& plan, std::span<const BatchSequence> batch) {
+  const std::span<const float> taps = model.hidden_taps();
+  const auto width = static_cast<size_t>(draft_head->tap_width());
+  size_t row = 0;
+  for (size_t i = 0; i < plan.chunks.size(); ++i) {
+    const ScheduledChunk& chunk = plan.chunks[i];
+    ActiveRequest& r = as_request(chunk.seq);
+    const size_t rows = batch[i].tokens.size();
+    if (r.drafter)
+      r.drafter->add_taps(chunk.begin, chunk.count, taps.subspan(row * width, rows * width));
+    row += rows;
+  }
 }
 
 void Engine::Impl::propose_drafts() {

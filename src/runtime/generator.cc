@@ -40,8 +40,16 @@ void LogitsSource::truncate(int64_t) {
 Generator::Generator(LogitsSource& source, const BpeTokenizer& tokenizer, bool skip_special_tokens)
     : source_(source), tokenizer_(tokenizer), skip_special_(skip_special_tokens) {}
 
-void Generator::enable_speculation(const SpeculativeConfig& config, StepCostModel cost) {
+void LogitsSource::set_tap_sink(TapSink) {
+  fail(
+      "speculative decoding: this logits source has no model whose hidden states an EAGLE-3 "
+      "head could read");
+}
+
+void Generator::enable_speculation(const SpeculativeConfig& config, StepCostModel cost,
+                                   std::shared_ptr<Eagle3Head> head) {
   spec_ = config;
+  head_ = std::move(head);
   cost_ = std::make_unique<StepCostModel>(std::move(cost));
 }
 
@@ -61,16 +69,17 @@ GenerationResult Generator::generate(std::span<const int32_t> prompt,
 
   GenerationResult result;
   result.stats.prompt_tokens = prompt_size;
+  // With speculation the rows come from the stepper, which sees the whole sequence. It exists
+  // before the prefill so that an EAGLE-3 drafter receives the prompt's taps.
+  std::optional<SpeculativeStepper> stepper;
+  std::vector<int32_t> sequence;
+  if (spec_) stepper.emplace(source_, *spec_, *cost_, nullptr, head_);
   auto start = std::chrono::steady_clock::now();
   std::vector<float> logits = source_.prefill(prompt);
   result.stats.prefill_seconds = seconds_since(start);
   result.stats.reused_prompt_tokens = source_.reused_prefix();
   start = std::chrono::steady_clock::now();
-  // With speculation the rows come from the stepper, which sees the whole sequence.
-  std::optional<SpeculativeStepper> stepper;
-  std::vector<int32_t> sequence;
-  if (spec_) {
-    stepper.emplace(source_, *spec_, *cost_);
+  if (stepper) {
     stepper->start(prompt);
     sequence.assign(prompt.begin(), prompt.end());
   }

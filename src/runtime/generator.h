@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "model/eagle3_head.h"
 #include "runtime/sampler.h"
 #include "runtime/spec/draft_policy.h"
 #include "runtime/spec/speculative_config.h"
@@ -35,6 +36,11 @@ class LogitsSource {
   // Forgets the tokens from position `length` on (rejected draft tokens); `length` is at most the
   // number of tokens held. Sources that cannot roll back refuse speculative decoding here.
   virtual void truncate(int64_t length);
+  // Receives, after every forward pass, the positions it ran and the model's hidden-state taps of
+  // them (Model::hidden_taps rows), for an EAGLE-3 drafter; an empty function stops it. Sources
+  // without a model refuse here.
+  using TapSink = std::function<void(int64_t first, int64_t count, std::span<const float> taps)>;
+  virtual void set_tap_sink(TapSink sink);
   // The most tokens the sequence can hold.
   virtual int64_t capacity() const = 0;
   // Prompt tokens the last prefill took from what the source already held (not recomputed).
@@ -108,12 +114,15 @@ class Generator {
   // Decodes with draft-free speculation from now on (the source must support truncate()). The
   // output is the plain loop's only when the source's logits are batch-invariant, which the
   // commands ensure by turning --batch-invariant on. `cost` is the model's step cost model.
-  void enable_speculation(const SpeculativeConfig& config, StepCostModel cost);
+  // `head`: the loaded EAGLE-3 head for method eagle3 (runtime/spec/draft_head.h), else null.
+  void enable_speculation(const SpeculativeConfig& config, StepCostModel cost,
+                          std::shared_ptr<Eagle3Head> head = nullptr);
 
  private:
   LogitsSource& source_;
   std::optional<SpeculativeConfig> spec_;
   std::unique_ptr<StepCostModel> cost_;  // step times persist across generate() calls (chat)
+  std::shared_ptr<Eagle3Head> head_;
   BpeTokenizer tokenizer_;
   bool skip_special_;
 };

@@ -26,6 +26,7 @@ std::vector<float> ModelSession::run(std::span<const int32_t> tokens, LogitsFor 
   std::vector<int32_t> positions(tokens.size());
   for (size_t i = 0; i < tokens.size(); ++i) positions[i] = static_cast<int32_t>(start + i);
   std::vector<float> logits = model_.forward(tokens, positions, cache_, which);
+  if (tap_sink_) tap_sink_(start, static_cast<int64_t>(tokens.size()), model_.hidden_taps());
   tokens_.insert(tokens_.end(), tokens.begin(), tokens.end());
   return logits;
 }

@@ -26,6 +26,7 @@ class ModelSession : public LogitsSource {
   void truncate(int64_t length) override;
   int64_t capacity() const override { return cache_.capacity(); }
   int64_t reused_prefix() const override { return reused_; }
+  void set_tap_sink(TapSink sink) override { tap_sink_ = std::move(sink); }
 
   // The tokens whose keys and values the cache holds, in position order.
   const std::vector<int32_t>& tokens() const { return tokens_; }
@@ -41,6 +42,7 @@ class ModelSession : public LogitsSource {
   int64_t prefill_chunk_;
   std::vector<int32_t> tokens_;
   int64_t reused_ = 0;
+  TapSink tap_sink_;
 };
 
 }  // namespace minimax

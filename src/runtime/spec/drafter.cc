@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "base/error.h"
+
 namespace minimax {
 namespace {
 
@@ -115,15 +117,27 @@ std::vector<RecentOutputs::Match> RecentOutputs::find(std::span<const int32_t> c
   return out;
 }
 
-Drafter::Drafter(const SpeculativeConfig& config, std::shared_ptr<RecentOutputs> recent)
+Drafter::Drafter(const SpeculativeConfig& config, std::shared_ptr<RecentOutputs> recent,
+                 std::shared_ptr<Eagle3Head> head)
     : config_(config),
       recent_(std::move(recent)),
       index_(config.method == DraftMethod::kNgram ? config.prompt_lookup_min
-                                                  : RecentOutputs::kKeyLength) {}
+                                                  : RecentOutputs::kKeyLength),
+      head_(std::move(head)) {
+  if (config.method == DraftMethod::kEagle3) {
+    if (!head_) fail("speculative decoding: method eagle3 without a loaded head");
+    eagle_ = std::make_unique<Eagle3Drafter>(*head_);
+  }
+}
+
+void Drafter::add_taps(int64_t first, int64_t count, std::span<const float> taps) {
+  if (eagle_) eagle_->add_taps(first, count, taps);
+}
 
 std::vector<int32_t> Drafter::propose(std::span<const int32_t> tokens, int max_tokens) {
   max_tokens = std::min(max_tokens, config_.num_speculative_tokens);
   if (max_tokens <= 0) return {};
+  if (eagle_) return eagle_->propose(tokens, max_tokens);
   index_.extend(tokens);
   return config_.method == DraftMethod::kNgram ? propose_ngram(tokens, max_tokens)
                                                : propose_suffix(tokens, max_tokens);

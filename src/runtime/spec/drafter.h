@@ -13,6 +13,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "model/eagle3_head.h"
+#include "runtime/spec/eagle3_drafter.h"
 #include "runtime/spec/speculative_config.h"
 #include "runtime/spec/token_index.h"
 
@@ -56,8 +58,15 @@ class RecentOutputs {
 // One sequence's drafter.
 class Drafter {
  public:
-  // `recent` (suffix method only; may be null) is shared with other sequences.
-  Drafter(const SpeculativeConfig& config, std::shared_ptr<RecentOutputs> recent);
+  // `recent` (suffix method only; may be null) is shared with other sequences. `head` (eagle3
+  // only, required there) is the loaded draft head (runtime/spec/draft_head.h).
+  Drafter(const SpeculativeConfig& config, std::shared_ptr<RecentOutputs> recent,
+          std::shared_ptr<Eagle3Head> head = nullptr);
+
+  // eagle3: the target's hidden-state taps of positions [first, first + count) of this sequence
+  // (Model::hidden_taps rows). Ignored by the draft-free methods.
+  void add_taps(int64_t first, int64_t count, std::span<const float> taps);
+  bool wants_taps() const { return eagle_ != nullptr; }
 
   // Up to `max_tokens` tokens to follow `tokens` (the whole sequence: prompt and output so far).
   // Empty when nothing in the context predicts a continuation.
@@ -72,6 +81,8 @@ class Drafter {
   SpeculativeConfig config_;
   std::shared_ptr<RecentOutputs> recent_;
   TokenIndex index_;
+  std::shared_ptr<Eagle3Head> head_;
+  std::unique_ptr<Eagle3Drafter> eagle_;
 };
 
 }  // namespace minimax

@@ -36,7 +36,15 @@ bool is_draft_model_key(const std::string& key) {
 }  // namespace
 
 std::string_view draft_method_name(DraftMethod method) {
-  return method == DraftMethod::kNgram ? "ngram" : "suffix";
+  switch (method) {
+    case DraftMethod::kNgram:
+      return "ngram";
+    case DraftMethod::kSuffix:
+      return "suffix";
+    case DraftMethod::kEagle3:
+      return "eagle3";
+  }
+  return "unknown";
 }
 
 SpeculativeConfig parse_speculative_config(std::string_view json_text, std::string_view flag) {
@@ -62,10 +70,13 @@ SpeculativeConfig parse_speculative_config(std::string_view json_text, std::stri
   } else if (name == "suffix") {
     config.method = DraftMethod::kSuffix;
     config.num_speculative_tokens = config.suffix_max_tree_depth;  // vLLM's default for suffix
+  } else if (name == "eagle3") {
+    config.method = DraftMethod::kEagle3;
+    config.num_speculative_tokens = kEagle3DefaultTokens;
   } else {
     fail(
-        "{}: method '{}' is not supported; supported: \"ngram\", \"suffix\" (draft-free; draft "
-        "models and EAGLE heads are not loaded yet)",
+        "{}: method '{}' is not supported; supported: \"ngram\", \"suffix\" (draft-free) and "
+        "\"eagle3\" (an EAGLE-3 head; other draft models are not loaded)",
         flag, name);
   }
   for (const auto& [key, value] : root.items()) {
@@ -93,19 +104,26 @@ SpeculativeConfig parse_speculative_config(std::string_view json_text, std::stri
     } else if (key == "adaptive") {
       if (!value.is_boolean()) fail("{}: 'adaptive' must be true or false", flag);
       config.adaptive = value.get<bool>();
+    } else if (key == "model" && config.method == DraftMethod::kEagle3) {
+      if (!value.is_string() || value.get<std::string>().empty())
+        fail("{}: 'model' must be the EAGLE-3 head's directory, got {}", flag, value.dump());
+      config.model = value.get<std::string>();
     } else if (is_draft_model_key(key)) {
       fail(
-          "{}: '{}' selects a draft model, which is not supported; use method \"ngram\" or "
-          "\"suffix\"",
+          "{}: '{}' selects a draft model, which is not supported; use method \"ngram\", "
+          "\"suffix\" or \"eagle3\" (with 'model', the head's directory)",
           flag, key);
     } else {
       fail(
           "{}: unknown key '{}' (known: method, num_speculative_tokens, prompt_lookup_min, "
-          "prompt_lookup_max, suffix_decoding_max_tree_depth, suffix_decoding_max_cached_requests, "
+          "prompt_lookup_max, model (eagle3), suffix_decoding_max_tree_depth, "
+          "suffix_decoding_max_cached_requests, "
           "suffix_decoding_max_spec_factor, suffix_decoding_min_token_prob, adaptive)",
           flag, key);
     }
   }
+  if (config.method == DraftMethod::kEagle3 && config.model.empty())
+    fail("{}: method \"eagle3\" needs 'model', the EAGLE-3 head's directory", flag);
   if (config.method == DraftMethod::kNgram && config.prompt_lookup_min > config.prompt_lookup_max)
     fail("{}: prompt_lookup_min ({}) is above prompt_lookup_max ({})", flag,
          config.prompt_lookup_min, config.prompt_lookup_max);
@@ -118,6 +136,8 @@ std::string speculative_config_json(const SpeculativeConfig& config) {
   if (config.method == DraftMethod::kNgram) {
     out["prompt_lookup_min"] = config.prompt_lookup_min;
     out["prompt_lookup_max"] = config.prompt_lookup_max;
+  } else if (config.method == DraftMethod::kEagle3) {
+    out["model"] = config.model;
   } else {
     out["suffix_decoding_max_tree_depth"] = config.suffix_max_tree_depth;
     out["suffix_decoding_max_cached_requests"] = config.suffix_max_cached_requests;

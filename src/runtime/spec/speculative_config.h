@@ -13,8 +13,8 @@
 
 namespace minimax {
 
-enum class DraftMethod : uint8_t { kNgram, kSuffix };
-std::string_view draft_method_name(DraftMethod method);  // "ngram", "suffix"
+enum class DraftMethod : uint8_t { kNgram, kSuffix, kEagle3 };
+std::string_view draft_method_name(DraftMethod method);  // "ngram", "suffix", "eagle3"
 
 struct SpeculativeConfig {
   DraftMethod method = DraftMethod::kNgram;
@@ -38,10 +38,15 @@ struct SpeculativeConfig {
   // Off: verify every draft (tests and replays that must see each proposal checked). On: a step
   // carries a sequence's draft only when its expected gain beats the cost of the experts it reads.
   bool adaptive = true;
+  // eagle3: the draft head's directory (vLLM's "model"; docs/eagle3.md). Its drafts are a chain of
+  // num_speculative_tokens (default kEagle3DefaultTokens) greedy tokens of the head.
+  std::string model;
 };
+inline constexpr int kEagle3DefaultTokens = 3;
 
-// Parses the JSON text. Errors name `flag` and the key: an unknown key, a method other than ngram
-// or suffix (draft models and EAGLE heads are named as not supported), a value out of range.
+// Parses the JSON text. Errors name `flag` and the key: an unknown key, a method other than ngram,
+// suffix or eagle3 (other draft models are named as not supported), a value out of range. The
+// eagle3 head's directory is read when the target model is loaded (runtime/spec/draft_head.h).
 SpeculativeConfig parse_speculative_config(std::string_view json_text,
                                            std::string_view flag = "--speculative-config");
 // The JSON form (every key), for logs, `bench --json` and round trips.

@@ -10,12 +10,22 @@
 namespace minimax {
 
 SpeculativeStepper::SpeculativeStepper(LogitsSource& source, const SpeculativeConfig& config,
-                                       StepCostModel& cost, std::shared_ptr<RecentOutputs> recent)
+                                       StepCostModel& cost, std::shared_ptr<RecentOutputs> recent,
+                                       std::shared_ptr<Eagle3Head> head)
     : source_(source),
       config_(config),
       cost_(cost),
-      drafter_(config, std::move(recent)),
-      policy_(config) {}
+      drafter_(config, std::move(recent), std::move(head)),
+      policy_(config) {
+  if (drafter_.wants_taps())
+    source_.set_tap_sink([this](int64_t first, int64_t count, std::span<const float> taps) {
+      drafter_.add_taps(first, count, taps);
+    });
+}
+
+SpeculativeStepper::~SpeculativeStepper() {
+  if (drafter_.wants_taps()) source_.set_tap_sink(nullptr);
+}
 
 void SpeculativeStepper::start(std::span<const int32_t> prompt) {
   fed_.assign(prompt.begin(), prompt.end());

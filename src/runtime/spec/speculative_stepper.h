@@ -21,9 +21,15 @@ namespace minimax {
 
 class SpeculativeStepper {
  public:
-  // `source` must outlive the stepper; `cost` is shared by the steps of one model.
+  // `source` must outlive the stepper; `cost` is shared by the steps of one model. With an
+  // EAGLE-3 `head` the stepper takes the source's taps from construction on (so make it before
+  // the prefill) until it is destroyed.
   SpeculativeStepper(LogitsSource& source, const SpeculativeConfig& config, StepCostModel& cost,
-                     std::shared_ptr<RecentOutputs> recent = nullptr);
+                     std::shared_ptr<RecentOutputs> recent = nullptr,
+                     std::shared_ptr<Eagle3Head> head = nullptr);
+  ~SpeculativeStepper();
+  SpeculativeStepper(const SpeculativeStepper&) = delete;
+  SpeculativeStepper& operator=(const SpeculativeStepper&) = delete;
 
   // The source was just prefilled with `prompt`.
   void start(std::span<const int32_t> prompt);

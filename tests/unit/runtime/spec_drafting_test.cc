@@ -43,11 +43,31 @@ TEST(SpeculativeConfigTest, ParsesVllmSpellings) {
   EXPECT_DOUBLE_EQ(again.suffix_min_token_prob, 0.25);
 }
 
+TEST(SpeculativeConfigTest, ReadsAnEagle3Head) {
+  const SpeculativeConfig e = parse_speculative_config(
+      R"({"method": "eagle3", "model": "/heads/m3", "num_speculative_tokens": 4})");
+  EXPECT_EQ(e.method, DraftMethod::kEagle3);
+  EXPECT_EQ(e.model, "/heads/m3");
+  EXPECT_EQ(e.num_speculative_tokens, 4);
+  EXPECT_EQ(
+      parse_speculative_config(R"({"method": "eagle3", "model": "h"})").num_speculative_tokens,
+      kEagle3DefaultTokens);
+  const SpeculativeConfig back = parse_speculative_config(speculative_config_json(e));
+  EXPECT_EQ(back.model, e.model);
+  EXPECT_EQ(back.num_speculative_tokens, 4);
+}
+
 TEST(SpeculativeConfigTest, RefusesWithTheKeyNamed) {
   EXPECT_NE(error_of("{"), "");
   EXPECT_NE(error_of("[1]").find("JSON object"), std::string::npos);
   EXPECT_NE(error_of(R"({"num_speculative_tokens": 4})").find("'method'"), std::string::npos);
-  EXPECT_NE(error_of(R"({"method": "eagle3", "model": "x"})").find("eagle3"), std::string::npos);
+  EXPECT_NE(error_of(R"({"method": "eagle3"})").find("needs 'model'"), std::string::npos);
+  EXPECT_NE(error_of(R"({"method": "eagle3", "model": 3})").find("'model' must be"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"method": "eagle3", "model": "h", "prompt_lookup_min": 2})")
+                .find("applies to method \"ngram\" only"),
+            std::string::npos);
+  EXPECT_NE(error_of(R"({"method": "medusa"})").find("\"eagle3\""), std::string::npos);
   EXPECT_NE(error_of(R"({"method": "ngram", "model": "x"})").find("'model'"), std::string::npos);
   EXPECT_NE(error_of(R"({"method": "ngram", "num_speculative_tokens": 0})")
                 .find("num_speculative_tokens"),

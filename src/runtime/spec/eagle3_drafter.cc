@@ -1,0 +1,79 @@
+// EAGLE-3 drafting of one sequence (runtime/spec/eagle3_drafter.h).
+#include "runtime/spec/eagle3_drafter.h"
+
+#include <algorithm>
+
+namespace minimax {
+
+void Eagle3Drafter::restart_at(int64_t position) {
+  base_ = drafted_ = taps_first_ = position;
+  used_.clear();
+  taps_.clear();
+}
+
+void Eagle3Drafter::add_taps(int64_t first, int64_t count, std::span<const float> taps) {
+  const int64_t width = head_.tap_width();
+  if (base_ < 0) restart_at(first);
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t p = first + i;
+    const auto end = taps_first_ + static_cast<int64_t>(taps_.size()) / width;
+    // Taps held must be consecutive: a recompute, a new prompt or a gap (positions the target
+    // skipped) starts them again here; propose() restarts the head's rows if they cannot follow.
+    if (p < taps_first_ || p > end) {
+      taps_first_ = p;
+      taps_.clear();
+    }
+    const std::span<const float> row = taps.subspan(static_cast<size_t>(i * width), width);
+    const auto at = static_cast<size_t>((p - taps_first_) * width);
+    if (at == taps_.size())
+      taps_.insert(taps_.end(), row.begin(), row.end());
+    else
+      std::copy(row.begin(), row.end(), taps_.begin() + static_cast<int64_t>(at));
+  }
+}
+
+std::vector<int32_t> Eagle3Drafter::propose(std::span<const int32_t> tokens, int max_tokens) {
+  const auto n = static_cast<int64_t>(tokens.size());
+  if (base_ < 0 || max_tokens <= 0) return {};
+  // Rows whose token is no longer the sequence's (a new prompt over a kept cache) are redone.
+  int64_t valid = base_;
+  while (valid < drafted_ && valid + 1 < n && used_[valid - base_] == tokens[valid + 1]) ++valid;
+  drafted_ = valid;
+  used_.resize(static_cast<size_t>(drafted_ - base_));
+  const int64_t width = head_.tap_width();
+  const auto taps_end = taps_first_ + static_cast<int64_t>(taps_.size()) / width;
+  // The taps of the rows to redo are gone: the head's cache starts afresh where the taps begin
+  // (its earlier context is lost, which only lowers acceptance).
+  if (drafted_ < taps_first_) {
+    base_ = drafted_ = taps_first_;
+    used_.clear();
+  }
+  // The head catches up over positions [drafted_, n - 1): every one needs its taps.
+  if (drafted_ >= n - 1 || taps_end < n - 1) return {};
+  row_tokens_.assign(tokens.begin() + drafted_ + 1, tokens.end());
+  row_slots_.clear();
+  for (int64_t p = drafted_; p < n - 1; ++p) row_slots_.push_back(static_cast<int32_t>(p - base_));
+  const auto from = static_cast<size_t>((drafted_ - taps_first_) * width);
+  const std::span<const float> rows(taps_.data() + from,
+                                    static_cast<size_t>((n - 1 - drafted_) * width));
+  std::vector<int32_t> draft;
+  draft.push_back(head_.forward(cache_, row_tokens_, row_slots_, rows, width, hidden_));
+  used_.insert(used_.end(), row_tokens_.begin(), row_tokens_.end());
+  drafted_ = n - 1;
+  // Taps before drafted_ are no longer read.
+  taps_.erase(taps_.begin(), taps_.begin() + static_cast<int64_t>(from));
+  taps_first_ = drafted_;
+  // The chain: the head's own pre-norm output stands in for the target's taps. Its rows sit past
+  // drafted_ and are overwritten when those positions are verified.
+  std::vector<float> previous;
+  for (int k = 1; k < max_tokens; ++k) {
+    previous.swap(hidden_);
+    const int32_t token = draft.back();
+    const auto slot = static_cast<int32_t>(n - 2 + k - base_);
+    draft.push_back(head_.forward(cache_, std::span(&token, 1), std::span(&slot, 1), previous,
+                                  head_.hidden_size(), hidden_));
+  }
+  return draft;
+}
+
+}  // namespace minimax

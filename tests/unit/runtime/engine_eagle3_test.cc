@@ -1,0 +1,241 @@
+// EAGLE-3 drafting on the tiny M2 / M3 checkpoints with a random head (checkpoint/eagle3_random.h):
+// the engine's 8 concurrent streams and the generation loop give the plain run's tokens and
+// logprob bits, greedy and seeded; the head catching up step by step proposes what a head fed
+// the whole sequence at once proposes; heads that do not fit the layout or the target are refused
+// by name.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <map>
+
+#include "../scratch_dir.h"
+#include "base/error.h"
+#include "checkpoint/eagle3_random.h"
+#include "engine_fixture.h"
+#include "formats/safetensors_writer.h"
+#include "formats/tensor_store.h"
+#include "runtime/generator.h"
+#include "runtime/model_session.h"
+#include "runtime/spec/draft_head.h"
+#include "runtime/spec/eagle3_drafter.h"
+#include "runtime/spec/model_step_cost.h"
+
+namespace minimax {
+namespace {
+using namespace engine_test;
+
+SpeculativeConfig eagle3(const std::string& dir, int k = 4) {
+  SpeculativeConfig c;
+  c.method = DraftMethod::kEagle3;
+  c.model = dir;
+  c.num_speculative_tokens = k;
+  c.adaptive = false;  // verify every draft
+  return c;
+}
+
+// A random head for the tiny model of `arch`, in a scratch directory.
+struct RandomHead {
+  explicit RandomHead(const Model& model, Eagle3HeadShape shape = {.draft_vocab_size = 160}) {
+    write_random_eagle3_head(path, model.config(), shape, 5, /*force=*/false);
+  }
+  ScratchDir scratch{"minimax_eagle3"};
+  std::string path = scratch.file("head");
+};
+
+EngineOptions options_with(std::optional<SpeculativeConfig> spec) {
+  EngineOptions options;
+  options.max_model_len = 256;
+  options.max_num_seqs = 8;
+  options.max_batched_tokens = 48;  // prompts are chunked: taps arrive over several steps
+  options.kv_block_size = 16;
+  options.kv_cache_blocks = 128;
+  options.model_name = "tiny";
+  options.speculative = std::move(spec);
+  return options;
+}
+
+std::vector<EngineRequest> requests(bool sampled) {
+  std::vector<EngineRequest> out;
+  for (int i = 0; i < 8; ++i) {
+    EngineRequest request = greedy_request(prompt_ids(20 + 9 * i, i), 20 + 4 * i);
+    request.logprobs = true;
+    if (sampled && i % 2 == 1) {
+      request.sampling.temperature = 0.8f;
+      request.sampling.seed = 77 + i;
+    }
+    out.push_back(std::move(request));
+  }
+  return out;
+}
+
+std::vector<Collected> run_all(Engine& engine, const std::vector<EngineRequest>& requests) {
+  engine.pause();
+  std::vector<std::shared_ptr<RequestStream>> streams;
+  for (const EngineRequest& request : requests) streams.push_back(engine.submit(request));
+  engine.resume();
+  std::vector<Collected> out;
+  for (auto& stream : streams) out.push_back(collect(*stream));
+  return out;
+}
+
+class Eagle3Test : public ::testing::TestWithParam<Arch> {};
+
+TEST_P(Eagle3Test, EngineOutputsEqualThePlainEngine) {
+  TinyModel& t = tiny(GetParam(), /*invariant=*/true);
+  RandomHead head(*t.model);
+  for (bool sampled : {false, true}) {
+    const std::vector<EngineRequest> reqs = requests(sampled);
+    Engine plain_engine(*t.model, *t.tokenizer, options_with(std::nullopt));
+    const std::vector<Collected> plain = run_all(plain_engine, reqs);
+    Engine engine(*t.model, *t.tokenizer, options_with(eagle3(head.path)));
+    // Twice: the second round starts from cached prefixes (the head's rows start later).
+    for (int round = 0; round < 2; ++round) {
+      const std::vector<Collected> got = run_all(engine, reqs);
+      for (size_t i = 0; i < reqs.size(); ++i) {
+        EXPECT_EQ(got[i].tokens, plain[i].tokens) << "request " << i << " round " << round;
+        ASSERT_EQ(got[i].logprobs.size(), plain[i].logprobs.size());
+        for (size_t k = 0; k < plain[i].logprobs.size(); ++k) {
+          const float a = plain[i].logprobs[k].chosen.logprob,
+                      b = got[i].logprobs[k].chosen.logprob;
+          EXPECT_EQ(std::memcmp(&a, &b, sizeof a), 0) << "request " << i << " token " << k;
+        }
+      }
+    }
+    const ServeMetrics::Snapshot m = engine.metrics().snapshot();
+    EXPECT_GT(m.spec.num_drafts, 0);
+    EXPECT_EQ(m.spec.num_draft_tokens, 4 * m.spec.num_drafts);  // chains of K = 4
+  }
+}
+
+TEST_P(Eagle3Test, GenerationLoopOutputsEqualThePlainLoop) {
+  TinyModel& t = tiny(GetParam(), /*invariant=*/true);
+  RandomHead head(*t.model);
+  const std::vector<int32_t> prompt = prompt_ids(40, 9);
+  SamplingParams greedy;
+  greedy.temperature = 0;
+  StopConditions stop;
+  stop.max_tokens = 40;
+  ModelSession plain_session(*t.model, 128);
+  Generator plain(plain_session, *t.tokenizer);
+  const GenerationResult want = plain.generate(prompt, greedy, stop);
+  ModelSession session(*t.model, 128);
+  Generator generator(session, *t.tokenizer);
+  const SpeculativeConfig config = eagle3(head.path, 3);
+  generator.enable_speculation(config, step_cost_model_for(*t.model),
+                               load_draft_head(*t.model, config));
+  const GenerationResult got = generator.generate(prompt, greedy, stop);
+  EXPECT_EQ(got.tokens, want.tokens);
+  EXPECT_GT(got.stats.spec_drafts, 0);
+  EXPECT_EQ(got.stats.spec_draft_tokens, 3 * got.stats.spec_drafts);
+}
+
+TEST_P(Eagle3Test, CatchingUpStepByStepProposesWhatAFreshHeadProposes) {
+  TinyModel& t = tiny(GetParam(), /*invariant=*/true);
+  RandomHead files(*t.model);
+  const std::shared_ptr<Eagle3Head> head = load_draft_head(*t.model, eagle3(files.path));
+  const auto width = static_cast<size_t>(head->tap_width());
+  Eagle3Drafter incremental(*head);
+  std::vector<float> all_taps;  // by position
+  ModelSession session(*t.model, 256);
+  session.set_tap_sink([&](int64_t first, int64_t count, std::span<const float> taps) {
+    incremental.add_taps(first, count, taps);
+    all_taps.resize(static_cast<size_t>(first + count) * width);
+    std::copy(taps.begin(), taps.end(), all_taps.begin() + first * static_cast<int64_t>(width));
+  });
+  // The target has run every token but the sequence's last, as after a verify step.
+  std::vector<int32_t> sequence = prompt_ids(30, 4);
+  session.prefill(std::span<const int32_t>(sequence).first(sequence.size() - 1));
+  int proposals = 0;
+  for (int step = 0; step < 12; ++step) {
+    const auto n = static_cast<int64_t>(sequence.size());
+    const std::vector<int32_t> got = incremental.propose(sequence, 4);
+    Eagle3Drafter fresh(*head);
+    fresh.add_taps(0, n - 1, std::span<const float>(all_taps).first((n - 1) * width));
+    const std::vector<int32_t> want = fresh.propose(sequence, 4);
+    EXPECT_EQ(got, want) << "step " << step;
+    proposals += got.size() == 4;
+    // A verify accepts 0 to 2 tokens: the sequence gains 1 to 3, and the target runs all but
+    // the new last one (the old last token among them).
+    const std::vector<int32_t> more = prompt_ids(1 + step % 3, 50 + step);
+    sequence.insert(sequence.end(), more.begin(), more.end());
+    const auto held = static_cast<int64_t>(session.tokens().size());
+    session.decode_all(
+        std::span<const int32_t>(sequence).subspan(held, sequence.size() - 1 - held));
+  }
+  EXPECT_EQ(proposals, 12);
+  for (int32_t id : incremental.propose(sequence, 4)) EXPECT_LT(id, t.model->config().vocab_size);
+}
+
+INSTANTIATE_TEST_SUITE_P(Arch, Eagle3Test, ::testing::Values(Arch::kM2, Arch::kM3),
+                         [](const ::testing::TestParamInfo<Arch>& info) {
+                           return std::string(arch_name(info.param));
+                         });
+
+// Rewrites the head in `dir` into `out` with `edit` applied to the list of tensors.
+void rewrite_head(const std::string& dir, const std::string& out,
+                  const std::function<void(std::vector<TensorDecl>&,
+                                           std::map<std::string, std::vector<uint8_t>>&)>& edit) {
+  const TensorStore store(dir);
+  std::vector<TensorDecl> decls;
+  std::map<std::string, std::vector<uint8_t>> bytes;
+  for (const std::string& name : store.names()) {
+    const TensorRef ref = store.at(name);
+    decls.push_back({name, ref.info->dtype, ref.info->shape});
+    bytes[name].assign(ref.data().begin(), ref.data().end());
+  }
+  edit(decls, bytes);
+  std::filesystem::create_directories(out);
+  std::filesystem::copy_file(dir + "/config.json", out + "/config.json");
+  SafetensorsWriter writer(out + "/model.safetensors", decls);
+  for (const TensorDecl& d : writer.order()) writer.write_tensor(d.name, bytes.at(d.name));
+  writer.finish();
+}
+
+std::string load_error(const Model& model, const std::string& dir) {
+  try {
+    Eagle3Head::load(dir, model);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(Eagle3HeadTest, RefusesTensorsOutsideTheLayoutByName) {
+  TinyModel& t = tiny(Arch::kM2, /*invariant=*/true);
+  RandomHead head(*t.model);
+  EXPECT_EQ(load_error(*t.model, head.path), "");
+  const std::string extra = head.scratch.file("extra");
+  rewrite_head(head.path, extra, [](auto& decls, auto& bytes) {
+    decls.push_back({"midlayer.self_attn.q_norm.weight", DType::kBF16, {4}});
+    bytes["midlayer.self_attn.q_norm.weight"].assign(8, 0);
+  });
+  EXPECT_NE(
+      load_error(*t.model, extra).find("tensor 'midlayer.self_attn.q_norm.weight' is not part"),
+      std::string::npos)
+      << load_error(*t.model, extra);
+  const std::string missing = head.scratch.file("missing");
+  rewrite_head(head.path, missing, [](auto& decls, auto& bytes) {
+    std::erase_if(decls, [](const TensorDecl& d) { return d.name == "d2t"; });
+    bytes.erase("d2t");
+  });
+  EXPECT_NE(load_error(*t.model, missing).find("has no 'd2t'"), std::string::npos)
+      << load_error(*t.model, missing);
+  const std::string shape = head.scratch.file("shape");
+  rewrite_head(head.path, shape, [](auto& decls, auto&) {
+    for (TensorDecl& d : decls)
+      if (d.name == "midlayer.mlp.up_proj.weight") std::swap(d.shape[0], d.shape[1]);
+  });
+  EXPECT_NE(load_error(*t.model, shape).find("'midlayer.mlp.up_proj.weight' has shape"),
+            std::string::npos)
+      << load_error(*t.model, shape);
+  // A head for a wider target.
+  TinyModel& m3 = tiny(Arch::kM3, /*invariant=*/true);
+  if (m3.model->config().hidden_size != t.model->config().hidden_size)
+    EXPECT_NE(load_error(*m3.model, head.path).find("hidden states"), std::string::npos)
+        << load_error(*m3.model, head.path);
+}
+
+}  // namespace
+}  // namespace minimax
