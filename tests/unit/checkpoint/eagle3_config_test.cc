@@ -11,7 +11,7 @@ namespace {
 using nlohmann::json;
 
 // A head for a 62-layer target 3072 wide with 200064 tokens, as the M2.x heads are published.
-json m2_head() {
+json m2_eagle3_head() {
   return json{{"architectures", {"LlamaForCausalLMEagle3"}},
               {"hidden_size", 3072},
               {"intermediate_size", 8192},
@@ -26,7 +26,8 @@ json m2_head() {
               {"draft_vocab_size", 32000}};
 }
 
-std::string error_of(const json& config, int layers = 62, int hidden = 3072, int vocab = 200064) {
+std::string eagle3_config_error(const json& config, int layers = 62, int hidden = 3072,
+                                int vocab = 200064) {
   try {
     parse_eagle3_config(config, "head/config.json", layers, hidden, vocab);
   } catch (const Error& e) {
@@ -36,7 +37,8 @@ std::string error_of(const json& config, int layers = 62, int hidden = 3072, int
 }
 
 TEST(Eagle3ConfigTest, ReadsThePublishedFieldsWithVllmDefaults) {
-  const Eagle3Config c = parse_eagle3_config(m2_head(), "head/config.json", 62, 3072, 200064);
+  const Eagle3Config c =
+      parse_eagle3_config(m2_eagle3_head(), "head/config.json", 62, 3072, 200064);
   EXPECT_EQ(c.architecture, "LlamaForCausalLMEagle3");
   EXPECT_EQ(c.hidden_size, 3072);
   EXPECT_EQ(c.num_heads, 24);
@@ -49,7 +51,7 @@ TEST(Eagle3ConfigTest, ReadsThePublishedFieldsWithVllmDefaults) {
   EXPECT_FALSE(c.norm_before_residual);
   EXPECT_EQ(default_eagle3_tap_layers(60), (std::vector<int>{2, 30, 57}));  // M3
 
-  json named = m2_head();
+  json named = m2_eagle3_head();
   named["eagle_config"] = {{"eagle_aux_hidden_state_layer_ids", {1, 29, 58}},
                            {"use_aux_hidden_state", true}};
   named["norm_before_residual"] = true;
@@ -61,37 +63,47 @@ TEST(Eagle3ConfigTest, ReadsThePublishedFieldsWithVllmDefaults) {
 }
 
 TEST(Eagle3ConfigTest, RefusesWhatTheForwardPassWouldNotComputeAsPublished) {
-  json c = m2_head();
+  json c = m2_eagle3_head();
   c["architectures"] = {"LlamaForCausalLM"};
-  EXPECT_NE(error_of(c).find("not an EAGLE-3 head"), std::string::npos) << error_of(c);
-  c = m2_head();
+  EXPECT_NE(eagle3_config_error(c).find("not an EAGLE-3 head"), std::string::npos)
+      << eagle3_config_error(c);
+  c = m2_eagle3_head();
   c["num_hidden_layers"] = 2;
-  EXPECT_NE(error_of(c).find("'num_hidden_layers' is 2"), std::string::npos) << error_of(c);
-  c = m2_head();
+  EXPECT_NE(eagle3_config_error(c).find("'num_hidden_layers' is 2"), std::string::npos)
+      << eagle3_config_error(c);
+  c = m2_eagle3_head();
   c["hidden_act"] = "gelu";
-  EXPECT_NE(error_of(c).find("'hidden_act'"), std::string::npos) << error_of(c);
-  c = m2_head();
+  EXPECT_NE(eagle3_config_error(c).find("'hidden_act'"), std::string::npos)
+      << eagle3_config_error(c);
+  c = m2_eagle3_head();
   c["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 8.0}};
-  EXPECT_NE(error_of(c).find("'rope_scaling'"), std::string::npos) << error_of(c);
-  c = m2_head();
+  EXPECT_NE(eagle3_config_error(c).find("'rope_scaling'"), std::string::npos)
+      << eagle3_config_error(c);
+  c = m2_eagle3_head();
   c["attention_bias"] = true;
-  EXPECT_NE(error_of(c).find("'attention_bias'"), std::string::npos) << error_of(c);
-  c = m2_head();
+  EXPECT_NE(eagle3_config_error(c).find("'attention_bias'"), std::string::npos)
+      << eagle3_config_error(c);
+  c = m2_eagle3_head();
   c["eagle_config"] = {{"eagle_aux_hidden_state_layer_ids", {2, 31, 62}}};
-  EXPECT_NE(error_of(c).find("tapped layer 62 is outside"), std::string::npos) << error_of(c);
-  c = m2_head();
+  EXPECT_NE(eagle3_config_error(c).find("tapped layer 62 is outside"), std::string::npos)
+      << eagle3_config_error(c);
+  c = m2_eagle3_head();
   c["eagle_config"] = {{"use_aux_hidden_state", false}};
-  EXPECT_NE(error_of(c).find("use_aux_hidden_state"), std::string::npos) << error_of(c);
+  EXPECT_NE(eagle3_config_error(c).find("use_aux_hidden_state"), std::string::npos)
+      << eagle3_config_error(c);
   // A head for another target.
-  EXPECT_NE(error_of(m2_head(), 62, 3072, 151936).find("'vocab_size' is 200064"),
+  EXPECT_NE(eagle3_config_error(m2_eagle3_head(), 62, 3072, 151936).find("'vocab_size' is 200064"),
             std::string::npos);
-  EXPECT_NE(error_of(m2_head(), 60, 6144).find("hidden states 3072 wide"), std::string::npos);
-  c = m2_head();
+  EXPECT_NE(eagle3_config_error(m2_eagle3_head(), 60, 6144).find("hidden states 3072 wide"),
+            std::string::npos);
+  c = m2_eagle3_head();
   c["draft_vocab_size"] = 300000;
-  EXPECT_NE(error_of(c).find("'draft_vocab_size'"), std::string::npos) << error_of(c);
-  c = m2_head();
+  EXPECT_NE(eagle3_config_error(c).find("'draft_vocab_size'"), std::string::npos)
+      << eagle3_config_error(c);
+  c = m2_eagle3_head();
   c.erase("hidden_size");
-  EXPECT_NE(error_of(c).find("'hidden_size' is required"), std::string::npos) << error_of(c);
+  EXPECT_NE(eagle3_config_error(c).find("'hidden_size' is required"), std::string::npos)
+      << eagle3_config_error(c);
 }
 
 }  // namespace

@@ -22,7 +22,8 @@
 #include "runtime/spec/eagle3_drafter.h"
 #include "runtime/spec/model_step_cost.h"
 
-namespace minimax {
+// A named namespace: the unity build compiles this file with engine_spec_test.cc.
+namespace minimax::eagle3_test {
 namespace {
 using namespace engine_test;
 
@@ -105,7 +106,9 @@ TEST_P(Eagle3Test, EngineOutputsEqualThePlainEngine) {
     }
     const ServeMetrics::Snapshot m = engine.metrics().snapshot();
     EXPECT_GT(m.spec.num_drafts, 0);
-    EXPECT_EQ(m.spec.num_draft_tokens, 4 * m.spec.num_drafts);  // chains of K = 4
+    // Chains of K = 4, shorter only where max_tokens leaves less room.
+    EXPECT_LE(m.spec.num_draft_tokens, 4 * m.spec.num_drafts);
+    EXPECT_GT(m.spec.num_draft_tokens, 3 * m.spec.num_drafts);
   }
 }
 
@@ -128,7 +131,8 @@ TEST_P(Eagle3Test, GenerationLoopOutputsEqualThePlainLoop) {
   const GenerationResult got = generator.generate(prompt, greedy, stop);
   EXPECT_EQ(got.tokens, want.tokens);
   EXPECT_GT(got.stats.spec_drafts, 0);
-  EXPECT_EQ(got.stats.spec_draft_tokens, 3 * got.stats.spec_drafts);
+  EXPECT_LE(got.stats.spec_draft_tokens, 3 * got.stats.spec_drafts);
+  EXPECT_GT(got.stats.spec_draft_tokens, 2 * got.stats.spec_drafts);
 }
 
 TEST_P(Eagle3Test, CatchingUpStepByStepProposesWhatAFreshHeadProposes) {
@@ -238,4 +242,4 @@ TEST(Eagle3HeadTest, RefusesTensorsOutsideTheLayoutByName) {
 }
 
 }  // namespace
-}  // namespace minimax
+}  // namespace minimax::eagle3_test

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# `serve --speculative-config` with an EAGLE-3 head under `mpirun -n 2` (docs/eagle3.md): in TP_TP
+# and TP_EP rank 0 runs the whole batch, so it holds every sequence's taps and drafts; the answers
+# equal a plain batch-invariant job's in the same mode, one at a time and eight at a time
+# (scripts/lib/speculative_requests.py). DP_EP is refused at start with the mode named. The head
+# is random (make-tiny --draft eagle3): it tests the plumbing, not acceptance.
+# $1 = minimax, $2 = parallel_check (unused), $3 = dir.
+source "$(dirname "$0")/../../scripts/lib/e2e.sh" "$1" "$3"
+source "$ROOT/scripts/lib/mpi_server.sh"
+
+bundled_or_tiny_model "$WORK"
+"$MINIMAX" make-tiny --draft eagle3 --hf-config "$MODEL/config.json" --output "$WORK/head" >/dev/null
+common=(--threads 1 --max-model-len 1024 --max-num-seqs 8)
+spec="{\"method\": \"eagle3\", \"model\": \"$WORK/head\", \"num_speculative_tokens\": 4, \"adaptive\": false}"
+for layout in "--tensor-parallel-size 2" "--tensor-parallel-size 2 --enable-expert-parallel"; do
+  echo "== mpirun -n 2 $layout"
+  # shellcheck disable=SC2086
+  start_mpi_server 2 "$WORK/plain.log" "$MODEL" $layout "${common[@]}" --batch-invariant
+  python3 "$ROOT/scripts/lib/speculative_requests.py" 127.0.0.1 "$PORT" --save "$WORK/plain.json" ||
+    fail "the plain job did not answer ($layout)"
+  stop_mpi_servers
+  # shellcheck disable=SC2086
+  start_mpi_server 2 "$WORK/spec.log" "$MODEL" $layout "${common[@]}" --speculative-config "$spec"
+  check "$layout: the same answers with an EAGLE-3 head" \
+    python3 "$ROOT/scripts/lib/speculative_requests.py" 127.0.0.1 "$WORK/plain.json" "$PORT"
+  stop_mpi_servers
+done
+echo "== mpirun -n 2 --data-parallel-size 2 --enable-expert-parallel (refused)"
+if mpirun --oversubscribe --allow-run-as-root --bind-to none \
+  --mca btl_vader_single_copy_mechanism none -n 2 "$MINIMAX" serve --model "$MODEL" --port 0 \
+  --data-parallel-size 2 --enable-expert-parallel "${common[@]}" --speculative-config "$spec" \
+  >"$WORK/dp.log" 2>&1; then
+  fail "DP_EP with an EAGLE-3 head started"
+fi
+check "DP_EP is refused with the mode named" grep -q "not supported under DP_EP" "$WORK/dp.log"
+exit $((fails > 0))
