@@ -53,7 +53,8 @@ int64_t Eagle3Head::tap_width() const {
   return static_cast<int64_t>(config_.tap_layers.size()) * config_.target_hidden_size;
 }
 
-std::unique_ptr<Eagle3Head> Eagle3Head::load(const std::string& dir, const Model& target) {
+std::unique_ptr<Eagle3Head> Eagle3Head::load(const std::string& dir, const Model& target,
+                                             bool batch_invariant) {
   const ModelConfig& t = target.config();
   if (!target.backend().host_memory())
     fail("{}: the EAGLE-3 head runs on host-memory backends only (target backend '{}')", dir,
@@ -116,8 +117,10 @@ std::unique_ptr<Eagle3Head> Eagle3Head::load(const std::string& dir, const Model
       fail("{}: tensor 't2d' is {} {}, expected BOOL [{}]", t2d.file->path(),
            dtype_name(t2d.info->dtype), shape_string(t2d.info->shape), V);
   const ModelOptions& options = target.options();
+  BackendOptions kernels{options.cpu};
+  kernels.cpu.batch_invariant = batch_invariant;
   head->backend_ = options.kernels != nullptr ? create_host_backend(*options.kernels)
-                                              : create_backend(options.backend, {options.cpu});
+                                              : create_backend(options.backend, kernels);
   head->pool_ = options.pool;
   return head;
 }

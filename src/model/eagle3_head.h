@@ -34,8 +34,11 @@ class Eagle3Cache {
 class Eagle3Head {
  public:
   // Reads `dir` (config.json and the safetensors) for `target`, whose embedding it borrows when
-  // the head has none; `target` must outlive the head.
-  static std::unique_ptr<Eagle3Head> load(const std::string& dir, const Model& target);
+  // the head has none; `target` must outlive the head. The head's numbers never reach the output
+  // (its drafts are verified), so it runs the kernels that batch rows (faster over a prompt) even
+  // when the target is batch-invariant, unless `batch_invariant` (tests comparing call shapes).
+  static std::unique_ptr<Eagle3Head> load(const std::string& dir, const Model& target,
+                                          bool batch_invariant = false);
   ~Eagle3Head();
 
   const Eagle3Config& config() const { return config_; }
