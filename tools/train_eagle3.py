@@ -14,7 +14,8 @@ step 0 reads the target's taps, steps 1..TTT-1 read the head's own previous outp
 drafts do at run time) and attend to the step-0 rows before them plus their own chain.
 
 --measure: instead, the mean accepted length of the head at K = 4 on held-out problems (seeds
-EVAL_SALT + i, as evaluate.py), through `minimax generate --speculative-config`.
+EVAL_SALT + i, as evaluate.py) through `minimax generate --speculative-config`, and the decode
+speed against the plain run (alternating per prompt), checking that the texts are equal.
 
 Needs Debian's python3-torch (scripts/setup.sh). Debian's torch multiplies with the reference BLAS
 (about 0.5 GFLOP/s); with libopenblas0-pthread installed the script runs itself with OpenBLAS
@@ -279,16 +280,32 @@ def train(args):
 
 
 def measure(args):
+    """Mean accepted length at K = 4 on held-out problems, and decode speed against the plain
+    batch-invariant run, alternating per prompt (decode time includes the head catching up over
+    the prompt); the texts must be equal."""
     spec = json.dumps({"method": "eagle3", "model": args.output, "num_speculative_tokens": 4,
                        "adaptive": False})
-    steps = accepted = 0
+    steps = accepted = tokens = 0
+    seconds = {"plain": 0.0, "eagle3": 0.0}
+    same = True
+    decode = re.compile(r"decode: (\d+) tokens in ([\d.]+) s")
     for prompt in prompts(EVAL_SALT, args.per_task):
-        _, err = generate(args, prompt, ["--speculative-config", spec])
+        plain_text, plain_err = generate(args, prompt, ["--batch-invariant"])
+        text, err = generate(args, prompt, ["--speculative-config", spec])
+        same &= text == plain_text
         m = re.search(r"(\d+) verify steps with drafts, (\d+) of (\d+) draft tokens accepted", err)
         steps += int(m.group(1))
         accepted += int(m.group(2))
+        tokens += int(decode.search(plain_err).group(1))
+        seconds["plain"] += float(decode.search(plain_err).group(2))
+        seconds["eagle3"] += float(decode.search(err).group(2))
     print(json.dumps({"verify_steps": steps, "accepted_tokens": accepted,
-                      "mean_accepted_length": 1 + accepted / max(steps, 1)}))
+                      "mean_accepted_length": round(1 + accepted / max(steps, 1), 3),
+                      "decode_tokens": tokens,
+                      "plain_decode_tok_s": round(tokens / seconds["plain"], 1),
+                      "eagle3_decode_tok_s": round(tokens / seconds["eagle3"], 1),
+                      "speedup": round(seconds["plain"] / seconds["eagle3"], 3),
+                      "texts_equal": same}))
 
 
 def main():
