@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `serve --speculative-config` (issue 37): greedy chat completions (copy tasks, arithmetic, a
 # needle, a tool call) answer exactly as a plain server's, sent one at a time and eight at a time,
-# streamed and not, for both draft methods; the metrics count accepted draft tokens
+# streamed and not, for both draft-free methods and, on the bundled model, its trained EAGLE-3
+# head (models/minimax-m3-tiny-eagle3); the metrics count accepted draft tokens
 # (scripts/lib/speculative_requests.py). Both servers are batch-invariant: speculation turns it on
 # by itself, the plain one asks for it.
 source "$(dirname "$0")/../../scripts/lib/e2e.sh" "$1" "$2"
@@ -10,10 +11,13 @@ bundled_or_tiny_model "$WORK"
 common=(--threads 1 --max-model-len 1024 --max-num-seqs 8)
 start_server "$WORK/plain.log" "$MODEL" "${common[@]}" --batch-invariant
 PLAIN_PORT=$PORT
-for method in ngram suffix; do
+methods=(ngram suffix)
+if [[ $BUNDLED_MODEL == 1 ]]; then methods+=(eagle3); fi
+for method in "${methods[@]}"; do
   case $method in
     ngram) config='{"method": "ngram", "num_speculative_tokens": 8, "prompt_lookup_min": 2, "prompt_lookup_max": 4}' ;;
     suffix) config='{"method": "suffix", "num_speculative_tokens": 8}' ;;
+    eagle3) config="{\"method\": \"eagle3\", \"model\": \"$ROOT/models/minimax-m3-tiny-eagle3\", \"num_speculative_tokens\": 4, \"adaptive\": false}" ;;
   esac
   start_server "$WORK/$method.log" "$MODEL" "${common[@]}" --speculative-config "$config"
   check "$method: the server says it speculates, batch-invariant" \
