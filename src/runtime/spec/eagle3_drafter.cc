@@ -30,6 +30,11 @@ void Eagle3Drafter::add_taps(int64_t first, int64_t count, std::span<const float
     else
       std::copy(row.begin(), row.end(), taps_.begin() + static_cast<int64_t>(at));
   }
+  // Rows past this step's were computed for tokens since rejected: the target's steps run in
+  // position order, so nothing after them is current.
+  if (count > 0)
+    taps_.resize(
+        std::min(taps_.size(), static_cast<size_t>((first + count - taps_first_) * width)));
 }
 
 std::vector<int32_t> Eagle3Drafter::propose(std::span<const int32_t> tokens, int max_tokens) {
@@ -50,19 +55,22 @@ std::vector<int32_t> Eagle3Drafter::propose(std::span<const int32_t> tokens, int
   }
   // The head catches up over positions [drafted_, n - 1): every one needs its taps.
   if (drafted_ >= n - 1 || taps_end < n - 1) return {};
-  row_tokens_.assign(tokens.begin() + drafted_ + 1, tokens.end());
-  row_slots_.clear();
-  for (int64_t p = drafted_; p < n - 1; ++p) row_slots_.push_back(static_cast<int32_t>(p - base_));
-  const auto from = static_cast<size_t>((drafted_ - taps_first_) * width);
-  const std::span<const float> rows(taps_.data() + from,
-                                    static_cast<size_t>((n - 1 - drafted_) * width));
-  std::vector<int32_t> draft;
-  draft.push_back(head_.forward(cache_, row_tokens_, row_slots_, rows, width, hidden_));
-  used_.insert(used_.end(), row_tokens_.begin(), row_tokens_.end());
-  drafted_ = n - 1;
-  // Taps before drafted_ are no longer read.
-  taps_.erase(taps_.begin(), taps_.begin() + static_cast<int64_t>(from));
-  taps_first_ = drafted_;
+  // In pieces of kCatchUpRows rows, so that a long prompt's activations stay bounded; only the
+  // last row's output is a draft.
+  std::vector<int32_t> draft(1);
+  for (int64_t begin = drafted_; begin < n - 1; begin += kCatchUpRows) {
+    const int64_t end = std::min(n - 1, begin + kCatchUpRows);
+    row_tokens_.assign(tokens.begin() + begin + 1, tokens.begin() + end + 1);
+    row_slots_.clear();
+    for (int64_t p = begin; p < end; ++p) row_slots_.push_back(static_cast<int32_t>(p - base_));
+    const std::span<const float> rows(taps_.data() + (begin - taps_first_) * width,
+                                      static_cast<size_t>((end - begin) * width));
+    draft[0] = head_.forward(cache_, row_tokens_, row_slots_, rows, width, hidden_);
+    used_.insert(used_.end(), row_tokens_.begin(), row_tokens_.end());
+  }
+  // Taps before the last token's position are no longer read.
+  taps_.erase(taps_.begin(), taps_.begin() + (n - 1 - taps_first_) * width);
+  drafted_ = taps_first_ = n - 1;
   // The chain: the head's own pre-norm output stands in for the target's taps. Its rows sit past
   // drafted_ and are overwritten when those positions are verified.
   std::vector<float> previous;

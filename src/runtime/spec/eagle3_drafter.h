@@ -27,6 +27,7 @@ class Eagle3Drafter {
 
  private:
   void restart_at(int64_t position);
+  static constexpr int64_t kCatchUpRows = 512;
 
   Eagle3Head& head_;
   Eagle3Cache cache_;

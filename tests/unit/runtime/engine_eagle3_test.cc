@@ -158,18 +158,22 @@ TEST_P(Eagle3Test, CatchingUpStepByStepProposesWhatAFreshHeadProposes) {
   for (int step = 0; step < 12; ++step) {
     const auto n = static_cast<int64_t>(sequence.size());
     const std::vector<int32_t> got = incremental.propose(sequence, 4);
-    Eagle3Drafter fresh(*head);
+    Eagle3Drafter fresh(*head);  // given only the current taps of positions [0, n - 1)
     fresh.add_taps(0, n - 1, std::span<const float>(all_taps).first((n - 1) * width));
     const std::vector<int32_t> want = fresh.propose(sequence, 4);
     EXPECT_EQ(got, want) << "step " << step;
     proposals += got.size() == 4;
-    // A verify accepts 0 to 2 tokens: the sequence gains 1 to 3, and the target runs all but
-    // the new last one (the old last token among them).
+    // A verify accepts 0 to 2 tokens: the sequence gains 1 to 3, and the target has run all but
+    // the new last one (the old last token among them) plus two draft tokens that were then
+    // rejected and rolled back; their taps are stale and must never be read.
     const std::vector<int32_t> more = prompt_ids(1 + step % 3, 50 + step);
     sequence.insert(sequence.end(), more.begin(), more.end());
     const auto held = static_cast<int64_t>(session.tokens().size());
-    session.decode_all(
-        std::span<const int32_t>(sequence).subspan(held, sequence.size() - 1 - held));
+    std::vector<int32_t> verify(sequence.begin() + held, sequence.end() - 1);
+    verify.push_back(7 + step);
+    verify.push_back(9 + step);
+    session.decode_all(verify);
+    session.truncate(static_cast<int64_t>(sequence.size()) - 1);
   }
   EXPECT_EQ(proposals, 12);
   for (int32_t id : incremental.propose(sequence, 4)) EXPECT_LT(id, t.model->config().vocab_size);
