@@ -10,12 +10,14 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin procps
   clang libclang-rt-14-dev
   python3-numpy
-  # tools/train_eagle3.py (the bundled model's EAGLE-3 head); about 1 GB installed.
-  python3-torch
   # The browser of the chat page's test (tests/e2e/chat_page.sh), driven by playwright-core from
   # npm (tools/browser_test). About 120 MB to download, 410 MB installed.
   chromium
 )
+
+# tools/train_eagle3.py (retraining the bundled model's EAGLE-3 head) needs Debian's torch, about
+# 1 GB installed; no test trains, so it comes only with `scripts/setup.sh --training`.
+if [[ ${1:-} == --training ]]; then PACKAGES+=(python3-torch); fi
 
 missing=()
 for p in "${PACKAGES[@]}"; do

@@ -17,7 +17,7 @@ drafts do at run time) and attend to the step-0 rows before them plus their own 
 EVAL_SALT + i, as evaluate.py) through `minimax generate --speculative-config`, and the decode
 speed against the plain run (alternating per prompt), checking that the texts are equal.
 
-Needs Debian's python3-torch (scripts/setup.sh). Debian's torch multiplies with the reference BLAS
+Needs Debian's python3-torch (`scripts/setup.sh --training` installs it). Debian's torch multiplies with the reference BLAS
 (about 0.5 GFLOP/s); with libopenblas0-pthread installed the script runs itself with OpenBLAS
 through LD_LIBRARY_PATH (about ten times faster) without changing the system's BLAS choice."""
 
