@@ -14,7 +14,8 @@ rm -rf "$work"
 mkdir -p "$work"
 model=$root/models/minimax-m3-tiny
 trained=$root/models/minimax-m3-tiny-eagle3
-[[ -f $model/config.json && -f $trained/config.json ]] || { echo "no bundled model: skipped"; exit 0; }
+# Both are committed: missing is a failure, not a skip.
+[[ -f $model/config.json && -f $trained/config.json ]] || { echo "FAIL the bundled model or its head is missing"; exit 1; }
 "$bin" make-tiny --draft eagle3 --hf-config "$model/config.json" --output "$work/random" >/dev/null
 
 spec() { echo "{\"method\": \"eagle3\", \"model\": \"$1\", \"num_speculative_tokens\": 4, \"adaptive\": false}"; }
