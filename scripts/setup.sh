@@ -8,6 +8,8 @@ PACKAGES=(
   nlohmann-json3-dev libcpp-httplib-dev libfmt-dev libcli11-dev libpcre2-dev libyaml-cpp-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenmpi-dev openmpi-bin procps
+  # ip netns / veth for the multi-host tests (tests/mpi/netns_*.sh); not in minimal images.
+  iproute2
   clang libclang-rt-14-dev
   python3-numpy
   # The browser of the chat page's test (tests/e2e/chat_page.sh), driven by playwright-core from
