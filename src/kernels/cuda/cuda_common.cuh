@@ -74,16 +74,17 @@ __device__ inline float warp_max(float v) {
 }
 
 // Sum / max over the block (blockDim.x a multiple of 32, at most 1024); every thread gets it.
-template <class T>
-__device__ inline T block_sum(T v) {
+// `warp` reduces within a warp, `identity` fills the lanes of the second pass past the warps.
+template <class T, T (*kWarp)(T)>
+__device__ inline T block_reduce(T v, T identity) {
   __shared__ T partial[32];
   __shared__ T total;
-  v = warp_sum(v);
+  v = kWarp(v);
   if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = v;
   __syncthreads();
   if (threadIdx.x < 32) {
-    T w = threadIdx.x < blockDim.x / 32 ? partial[threadIdx.x] : T(0);
-    w = warp_sum(w);
+    T w = threadIdx.x < blockDim.x / 32 ? partial[threadIdx.x] : identity;
+    w = kWarp(w);
     if (threadIdx.x == 0) total = w;
   }
   __syncthreads();
@@ -91,21 +92,10 @@ __device__ inline T block_sum(T v) {
   __syncthreads();
   return result;
 }
-__device__ inline float block_max(float v) {
-  __shared__ float partial[32];
-  __shared__ float total;
-  v = warp_max(v);
-  if (threadIdx.x % 32 == 0) partial[threadIdx.x / 32] = v;
-  __syncthreads();
-  if (threadIdx.x < 32) {
-    float w = threadIdx.x < blockDim.x / 32 ? partial[threadIdx.x] : -INFINITY;
-    w = warp_max(w);
-    if (threadIdx.x == 0) total = w;
-  }
-  __syncthreads();
-  const float result = total;
-  __syncthreads();
-  return result;
+template <class T>
+__device__ inline T block_sum(T v) {
+  return block_reduce<T, warp_sum<T>>(v, T(0));
 }
+__device__ inline float block_max(float v) { return block_reduce<float, warp_max>(v, -INFINITY); }
 
 }  // namespace minimax::cuda

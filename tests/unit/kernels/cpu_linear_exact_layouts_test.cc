@@ -26,32 +26,20 @@ struct ThreeLayouts {
   std::vector<uint8_t> fp8;           // e4m3 codes
   std::vector<float> fp8_scale;       // 2^S per row
   std::vector<uint8_t> bf16;          // little-endian bits
-  WeightView mxfp4_view() const {
+  WeightView view(WeightFormat format, const void* data, const void* scales) const {
     WeightView v;
-    v.format = WeightFormat::kMxfp4;
+    v.format = format;
     v.rows = rows;
     v.cols = cols;
-    v.data = packed.data();
-    v.scales = e8m0.data();
+    v.data = static_cast<const uint8_t*>(data);
+    v.scales = scales;
     return v;
   }
+  WeightView mxfp4_view() const { return view(WeightFormat::kMxfp4, packed.data(), e8m0.data()); }
   WeightView fp8_view() const {
-    WeightView v;
-    v.format = WeightFormat::kFp8Channel;
-    v.rows = rows;
-    v.cols = cols;
-    v.data = fp8.data();
-    v.scales = fp8_scale.data();
-    return v;
+    return view(WeightFormat::kFp8Channel, fp8.data(), fp8_scale.data());
   }
-  WeightView bf16_view() const {
-    WeightView v;
-    v.format = WeightFormat::kBF16;
-    v.rows = rows;
-    v.cols = cols;
-    v.data = bf16.data();
-    return v;
-  }
+  WeightView bf16_view() const { return view(WeightFormat::kBF16, bf16.data(), nullptr); }
 };
 
 // Random nibbles (a few blocks all zero) and block scales spread over `span` binades around 2^-6,
