@@ -42,3 +42,22 @@ stop_mpi_servers() {
   fi
   MPI_PID=
 }
+
+# same_answers_speculating LAYOUT SPEC WHAT ARGS...: a plain batch-invariant job of MODEL in
+# LAYOUT saves its answers (scripts/lib/speculative_requests.py), then a job with
+# --speculative-config SPEC must give the same ones (check "LAYOUT: WHAT"). ARGS: serve flags both
+# jobs take.
+same_answers_speculating() {
+  local layout=$1 spec=$2 what=$3
+  shift 3
+  # shellcheck disable=SC2086
+  start_mpi_server 2 "$WORK/plain.log" "$MODEL" $layout "$@" --batch-invariant
+  python3 "$ROOT/scripts/lib/speculative_requests.py" 127.0.0.1 "$PORT" --save "$WORK/plain.json" ||
+    fail "the plain job did not answer ($layout)"
+  stop_mpi_servers
+  # shellcheck disable=SC2086
+  start_mpi_server 2 "$WORK/spec.log" "$MODEL" $layout "$@" --speculative-config "$spec"
+  check "$layout: $what" \
+    python3 "$ROOT/scripts/lib/speculative_requests.py" 127.0.0.1 "$WORK/plain.json" "$PORT"
+  stop_mpi_servers
+}

@@ -14,16 +14,7 @@ common=(--threads 1 --max-model-len 1024 --max-num-seqs 8)
 spec="{\"method\": \"eagle3\", \"model\": \"$HEAD\", \"num_speculative_tokens\": 4, \"adaptive\": false}"
 for layout in "--tensor-parallel-size 2" "--tensor-parallel-size 2 --enable-expert-parallel"; do
   echo "== mpirun -n 2 $layout"
-  # shellcheck disable=SC2086
-  start_mpi_server 2 "$WORK/plain.log" "$MODEL" $layout "${common[@]}" --batch-invariant
-  python3 "$ROOT/scripts/lib/speculative_requests.py" 127.0.0.1 "$PORT" --save "$WORK/plain.json" ||
-    fail "the plain job did not answer ($layout)"
-  stop_mpi_servers
-  # shellcheck disable=SC2086
-  start_mpi_server 2 "$WORK/spec.log" "$MODEL" $layout "${common[@]}" --speculative-config "$spec"
-  check "$layout: the same answers with an EAGLE-3 head" \
-    python3 "$ROOT/scripts/lib/speculative_requests.py" 127.0.0.1 "$WORK/plain.json" "$PORT"
-  stop_mpi_servers
+  same_answers_speculating "$layout" "$spec" "the same answers with an EAGLE-3 head" "${common[@]}"
 done
 echo "== mpirun -n 2 --data-parallel-size 2 --enable-expert-parallel (refused)"
 if mpirun --oversubscribe --allow-run-as-root --bind-to none \
