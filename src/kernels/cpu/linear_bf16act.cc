@@ -6,6 +6,7 @@
 // kernels: FP8, 13 per 64 bytes with f32 activations, 7 with bf16, 9 with hi + lo.
 #define MINIMAX_AVX512_TARGET \
   "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx512bf16,fma,f16c,bmi,bmi2"
+#include <algorithm>
 #include <array>
 
 #include "kernels/cpu/linear_avx2-inl.h"
@@ -39,22 +40,28 @@ struct Bf16Bf16x {
 
 // Vector s holds the pairs of the low (s = 0) or high unpack; word 2(4L + d) + h of it is code
 // 16L + 8s + 2d + h.
-inline const uint16_t* fp8_order_bf16x() {
+// A chunk of kCols columns is kCols / 64 such pieces in turn.
+template <int kCols>
+const uint16_t* fp8_order_bf16x() {
   static const auto order = [] {
-    std::array<uint16_t, 64> o{};
-    for (int s = 0; s < 2; ++s)
-      for (int lane = 0; lane < 4; ++lane)
-        for (int d = 0; d < 4; ++d)
-          for (int h = 0; h < 2; ++h)
-            o[32 * s + 8 * lane + 2 * d + h] = static_cast<uint16_t>(16 * lane + 8 * s + 2 * d + h);
+    std::array<uint16_t, kCols> o{};
+    for (int piece = 0; piece < kCols; piece += 64)
+      for (int s = 0; s < 2; ++s)
+        for (int lane = 0; lane < 4; ++lane)
+          for (int d = 0; d < 4; ++d)
+            for (int h = 0; h < 2; ++h)
+              o[piece + 32 * s + 8 * lane + 2 * d + h] =
+                  static_cast<uint16_t>(piece + 16 * lane + 8 * s + 2 * d + h);
     return o;
   }();
   return order.data();
 }
 
-template <Fp8Scaling kScaling>
+// kCols columns per chunk (64, or 128 for tiles 128 or a multiple wide: one scale multiply per
+// row and 128 columns instead of two, which the 1-token decode is short of).
+template <Fp8Scaling kScaling, int kCols = 64>
 struct Fp8Bf16x {
-  static constexpr int kChunkCols = 64, kVectors = 2;
+  static constexpr int kChunkCols = kCols, kVectors = kCols / 32;
   static constexpr int kGroups = kScaling == Fp8Scaling::kChannel ? 0 : 1;
   static constexpr bool kBf16X = true;
   using Vec = __m512i;
@@ -68,16 +75,23 @@ struct Fp8Bf16x {
   template <bool kTail>
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
                                                  __m512i* w) const {
-    const uint8_t* p = data + row * row_bytes + c * 64;
-    prefetch512<kTail>(p, row_bytes);
-    tables.pairs(kTail ? _mm512_maskz_loadu_epi8(first_bytes(valid), p) : _mm512_loadu_si512(p), w);
+#pragma GCC unroll 2
+    for (int piece = 0; piece < kCols / 64; ++piece) {
+      const uint8_t* p = data + row * row_bytes + c * kCols + 64 * piece;
+      prefetch512<kTail>(p, row_bytes);
+      const int left = std::clamp(valid - 64 * piece, 0, 64);
+      tables.pairs(kTail ? _mm512_maskz_loadu_epi8(_bzhi_u64(~0ull, unsigned(left)), p)
+                         : _mm512_loadu_si512(p),
+                   w + 2 * piece);
+    }
   }
   static constexpr int group(int) { return 0; }
   // fp8_order_bf16x puts a chunk's first 32-column block in lanes 0-1 of both vectors.
   template <bool kTail>
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void chunk_scales(int64_t row, int64_t c, int valid,
                                                          __m512* s) const {
-    s[0] = scales.template chunk<kTail>(row, c, valid);
+    static_assert(kCols == 64 || kScaling == Fp8Scaling::kTile);
+    s[0] = scales.template chunk<kTail>(row, c * (kCols / 64), valid);
   }
   float row_scale(int64_t row) const { return scales.row_scale(row); }
 };
@@ -168,12 +182,14 @@ RowKernel bf16x_kernel(const WeightView& w, bool split) {
     case WeightFormat::kBF16:
       return bf16x<Bf16Bf16x>(nullptr, split);
     case WeightFormat::kFp8Channel:
-      return bf16x<Fp8Bf16x<F::kChannel>>(fp8_order_bf16x(), split);
+      return bf16x<Fp8Bf16x<F::kChannel>>(fp8_order_bf16x<64>(), split);
     case WeightFormat::kFp8Block:
+      if (w.block_cols % 128 == 0)
+        return bf16x<Fp8Bf16x<F::kTile, 128>>(fp8_order_bf16x<128>(), split);
       if (w.block_cols % 64 != 0) return {};
-      return bf16x<Fp8Bf16x<F::kTile>>(fp8_order_bf16x(), split);
+      return bf16x<Fp8Bf16x<F::kTile>>(fp8_order_bf16x<64>(), split);
     case WeightFormat::kMxfp8:
-      return bf16x<Fp8Bf16x<F::kMx>>(fp8_order_bf16x(), split);
+      return bf16x<Fp8Bf16x<F::kMx>>(fp8_order_bf16x<64>(), split);
     case WeightFormat::kMxfp4:
       return bf16x<Mxfp4Bf16x>(fp4_order_bf16x(), split);
     case WeightFormat::kNvfp4:
