@@ -232,7 +232,8 @@ const Weights& weights_of(WeightFormat f) {
 }
 
 void run_linear(benchmark::State& state, WeightFormat format, const CpuLinearOptions& options,
-                int64_t threads, int64_t tokens, bool cached, int64_t cols = 0) {
+                int64_t threads, int64_t tokens, bool cached, int64_t cols = 0,
+                int64_t reshape_cols = 0) {
   if (!cpu_supports(options.isa)) {
     state.SkipWithError("this CPU lacks the ISA level");
     return;
@@ -246,12 +247,23 @@ void run_linear(benchmark::State& state, WeightFormat format, const CpuLinearOpt
   // cached: the first rows of one copy, ~512 KiB, read again each call from L2: what the kernel's
   // instructions allow without the memory limit.
   // cols > 0: the first `cols` columns of every row (a layer's width; the rows keep their stride).
-  const auto view_of = [&](const WeightView& v) { return cols > 0 ? slice_cols(v, 0, cols) : v; };
+  // reshape_cols > 0: the same bytes as a dense matrix of rows that wide (short rows: an expert's
+  // down projection split over tensor-parallel ranks).
+  const auto view_of = [&](const WeightView& v) {
+    if (reshape_cols > 0) {
+      WeightView r = v;
+      r.rows = v.rows * v.cols / reshape_cols;
+      r.cols = reshape_cols;
+      return r;
+    }
+    return cols > 0 ? slice_cols(v, 0, cols) : v;
+  };
   WeightView small = view_of(w.views[0]);
   small.rows = std::max<int64_t>(16, (int64_t{512} << 10) / (w.bytes / w.views[0].rows));
-  const int64_t used_bytes = w.bytes / w.views[0].cols * view_of(w.views[0]).cols;
+  const int64_t used_bytes =
+      reshape_cols > 0 ? w.bytes : w.bytes / w.views[0].cols * view_of(w.views[0]).cols;
   const int64_t call_bytes = cached ? used_bytes / w.views[0].rows * small.rows : used_bytes;
-  std::vector<float> x(tokens * small.cols), y(tokens * w.views[0].rows);
+  std::vector<float> x(tokens * small.cols), y(tokens * view_of(w.views[0]).rows);
   std::mt19937 rng(1);
   std::normal_distribution<float> normal;
   for (auto& v : x) v = normal(rng);
@@ -301,6 +313,16 @@ void BM_LinearInvariant(benchmark::State& state) {
   options.batch_invariant = true;
   run_linear(state, static_cast<WeightFormat>(state.range(0)), options, 1, state.range(2), false,
              state.range(3));
+}
+
+// Rows of `cols` columns (same bytes, 1 token, one thread, weights from memory): the row kernels'
+// prefetch distance and per-row work on the short rows of tensor-parallel expert slices.
+void BM_LinearShortRows(benchmark::State& state) {
+  CpuLinearOptions options;
+  options.isa = CpuIsa::kAvx512;
+  options.activations = static_cast<ActivationPrecision>(state.range(1));
+  run_linear(state, static_cast<WeightFormat>(state.range(0)), options, 1, 1, false, 0,
+             state.range(2));
 }
 
 // The bandwidth baselines again as benchmarks, before and after the kernels, to show how much the
@@ -388,6 +410,13 @@ void register_benchmarks() {
         for (int cols : {1536, 0})
           for (int tokens : {1, 4, 12, 24, 64})
             inv->Args({static_cast<int>(formats[i]), static_cast<int>(act), tokens, cols});
+    auto* rows = benchmark::RegisterBenchmark(
+        (std::string("linear_short_rows/") + names[i]).c_str(), BM_LinearShortRows);
+    rows->ArgNames({"format", "act", "cols"});
+    rows->UseRealTime()->Unit(benchmark::kMillisecond);
+    for (int cols : {384, 768, 1536})
+      rows->Args({static_cast<int>(formats[i]), static_cast<int>(ActivationPrecision::kBF16x2),
+                  cols});
   }
 }
 

@@ -177,23 +177,33 @@ MINIMAX_AVX512 void rows512(const LinearJob& job, int64_t row_begin, int64_t row
 // Software prefetch, two streams per weight row:
 // - kPrefetchBytes ahead in the row, into L1 (the hardware prefetchers alone leave the decode-heavy
 //   kernels 10-15% below the read bandwidth on the Intel VMs; 512 bytes measured best of 256-4096).
-// - kPrefetchRows rows further on at the same column, into L2. The rows of a tile are adjacent in
-//   memory, so this walks the weight linearly two 4-row tiles (a few KB) ahead of the loads. A tile
-//   reads four (or two) interleaved streams that restart every few KB, which the hardware
-//   prefetchers of AMD Zen 4 do not follow: without it one core streamed FP8 weights from memory
-//   at 0.4 of its read-only sum, with it at 0.85 (T0 hints at the same distance: 0.5), and it
-//   costs nothing when the weights are in cache. Past the last row of a range it touches up to
-//   kPrefetchRows rows of what follows (the next slice or matrix), never dereferenced.
+// - prefetch_ahead_bytes(row_bytes) further on (whole rows) at the same column, into L2: at least kPrefetchRows,
+//   and for short rows enough (a multiple of the 4-row tile, so every line of the rows ahead is
+//   covered) to stay kPrefetchAheadBytes ahead. The rows of a tile are adjacent in memory, so this
+//   walks the weight linearly a few KB ahead of the loads. A tile reads four (or two) interleaved
+//   streams that restart every few KB, which the hardware prefetchers of AMD Zen 4 do not follow:
+//   without it one core streamed FP8 weights from memory at 0.4 of its read-only sum, with it at
+//   0.85 (T0 hints at the same distance: 0.5), and it costs nothing when the weights are in cache.
+//   Rows of 384 bytes (an expert's down projection split over two tensor-parallel ranks) were
+//   fetched only 3 KB ahead by 8 rows, too close to hide the memory's latency. Past the last row
+//   of a range it touches rows of what follows (the next slice or matrix), never dereferenced.
 inline constexpr int kPrefetchBytes = 512;
 inline constexpr int64_t kPrefetchRows = 8;
+inline constexpr int64_t kPrefetchAheadBytes = 12 * 1024;  // 8 rows of the bench shape's 1536
+// The L2 prefetch's distance for rows `row_bytes` apart; decoders keep it beside their stride.
+inline int64_t prefetch_ahead_bytes(int64_t row_bytes) {
+  if (row_bytes <= 0 || kPrefetchRows * row_bytes >= kPrefetchAheadBytes)
+    return kPrefetchRows * row_bytes;
+  return (kPrefetchAheadBytes / row_bytes + 3) / 4 * 4 * row_bytes;
+}
 template <bool kTail>
-MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void prefetch512(const void* p, int64_t row_bytes) {
+MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void prefetch512(const void* p, int64_t ahead_bytes) {
   if constexpr (!kTail) {
     const char* c = static_cast<const char*>(p);
     _mm_prefetch(c + kPrefetchBytes, _MM_HINT_T0);
     // Integer arithmetic: the address may lie past the object, which prefetch allows.
     _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(c) +
-                                               static_cast<uintptr_t>(kPrefetchRows * row_bytes)),
+                                               static_cast<uintptr_t>(ahead_bytes)),
                  _MM_HINT_T1);
   }
 }

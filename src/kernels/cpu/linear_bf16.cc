@@ -15,6 +15,7 @@ struct Bf16Avx512 {
   using Vec = __m512;
   const uint8_t* data;
   int64_t row_bytes;
+  int64_t prefetch_ahead = prefetch_ahead_bytes(row_bytes);
 
   MINIMAX_AVX512 explicit Bf16Avx512(const WeightView& w)
       : data(w.data), row_bytes(weight_data_stride(w)) {}
@@ -22,7 +23,7 @@ struct Bf16Avx512 {
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
                                                  __m512* w) const {
     const uint8_t* p = data + row * row_bytes + c * 64;
-    prefetch512<kTail>(p, row_bytes);
+    prefetch512<kTail>(p, prefetch_ahead);
     const __m512i v = kTail
                           ? _mm512_maskz_loadu_epi16(static_cast<__mmask32>(first_bytes(valid)), p)
                           : _mm512_loadu_si512(p);

@@ -23,6 +23,7 @@ struct Bf16Bf16x {
   using Vec = __m512i;
   const uint8_t* data;
   int64_t row_bytes;
+  int64_t prefetch_ahead = prefetch_ahead_bytes(row_bytes);
 
   MINIMAX_AVX512 explicit Bf16Bf16x(const WeightView& w)
       : data(w.data), row_bytes(weight_data_stride(w)) {}
@@ -30,7 +31,7 @@ struct Bf16Bf16x {
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
                                                  __m512i* w) const {
     const uint8_t* p = data + row * row_bytes + c * 64;
-    prefetch512<kTail>(p, row_bytes);
+    prefetch512<kTail>(p, prefetch_ahead);
     w[0] = kTail ? _mm512_maskz_loadu_epi16(static_cast<__mmask32>(first_bytes(valid)), p)
                  : _mm512_loadu_si512(p);
   }
@@ -67,6 +68,7 @@ struct Fp8Bf16x {
   using Vec = __m512i;
   const uint8_t* data;
   int64_t row_bytes;  // bytes from one row to the next
+  int64_t prefetch_ahead = prefetch_ahead_bytes(row_bytes);
   Fp8ChunkScales<kScaling> scales;
   E4m3Tables512 tables;
 
@@ -78,7 +80,7 @@ struct Fp8Bf16x {
 #pragma GCC unroll 2
     for (int piece = 0; piece < kCols / 64; ++piece) {
       const uint8_t* p = data + row * row_bytes + c * kCols + 64 * piece;
-      prefetch512<kTail>(p, row_bytes);
+      prefetch512<kTail>(p, prefetch_ahead);
       const int left = std::clamp(valid - 64 * piece, 0, 64);
       tables.pairs(kTail ? _mm512_maskz_loadu_epi8(_bzhi_u64(~0ull, unsigned(left)), p)
                          : _mm512_loadu_si512(p),
@@ -103,6 +105,7 @@ struct Mxfp4Bf16x {
   const uint8_t* data;
   const uint8_t* scales;
   int64_t row_bytes, scales_per_row;
+  int64_t prefetch_ahead = prefetch_ahead_bytes(row_bytes);
   Fp4Pairs512 elements;
 
   MINIMAX_AVX512 explicit Mxfp4Bf16x(const WeightView& w)
@@ -113,7 +116,7 @@ struct Mxfp4Bf16x {
   template <bool kTail>
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
                                                  __m512i* w) const {
-    elements.decode<kTail>(data + row * row_bytes + c * 64, row_bytes, valid, w);
+    elements.decode<kTail>(data + row * row_bytes + c * 64, prefetch_ahead, valid, w);
   }
   static constexpr int group(int) { return 0; }
   template <bool kTail>
@@ -133,6 +136,7 @@ struct Nvfp4Bf16x {
   const uint8_t* data;
   const uint8_t* scales;
   int64_t row_bytes, scales_per_row;
+  int64_t prefetch_ahead = prefetch_ahead_bytes(row_bytes);
   Fp4Pairs512 elements;
   E4m3Tables512 tables;
   __m512i spread[2] = {spread_index512(4, 2, 0), spread_index512(4, 2, 1)};
@@ -147,7 +151,7 @@ struct Nvfp4Bf16x {
   template <bool kTail>
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
                                                  __m512i* w) const {
-    elements.decode<kTail>(data + row * row_bytes + c * 64, row_bytes, valid, w);
+    elements.decode<kTail>(data + row * row_bytes + c * 64, prefetch_ahead, valid, w);
   }
   static constexpr int group(int k) { return k & 1; }
   template <bool kTail>

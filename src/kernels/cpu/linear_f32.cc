@@ -12,6 +12,7 @@ struct F32Avx512 {
   using Vec = __m512;
   const float* data;
   int64_t stride;  // floats from one row to the next
+  int64_t prefetch_ahead = prefetch_ahead_bytes(stride * 4);
 
   MINIMAX_AVX512 explicit F32Avx512(const WeightView& w)
       : data(reinterpret_cast<const float*>(w.data)), stride(weight_data_stride(w) / 4) {}
@@ -19,7 +20,7 @@ struct F32Avx512 {
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
                                                  __m512* w) const {
     const float* p = data + row * stride + c * kChunkCols;
-    prefetch512<kTail>(p, stride * 4);
+    prefetch512<kTail>(p, prefetch_ahead);
     w[0] = kTail ? _mm512_maskz_loadu_ps(static_cast<__mmask16>(first_bytes(valid)), p)
                  : _mm512_loadu_ps(p);
   }

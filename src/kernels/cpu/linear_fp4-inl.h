@@ -19,9 +19,9 @@ struct Fp4Elements512 {
   __m512 table;
   MINIMAX_AVX512 Fp4Elements512() : table(_mm512_load_ps(decode_tables().e2m1)) {}
   template <bool kTail>
-  MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void decode(const uint8_t* p, int64_t row_bytes,
+  MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void decode(const uint8_t* p, int64_t ahead_bytes,
                                                    int valid_cols, __m512* w) const {
-    prefetch512<kTail>(p, row_bytes);
+    prefetch512<kTail>(p, ahead_bytes);
     const __m512i bytes =
         kTail ? _mm512_maskz_loadu_epi8(first_bytes(valid_cols / 2), p) : _mm512_loadu_si512(p);
     w[0] = _mm512_permutexvar_ps(bytes, table);
@@ -53,9 +53,9 @@ struct Fp4Pairs512 {
         hi_table(_mm512_broadcast_i32x4(
             _mm_load_si128(reinterpret_cast<const __m128i*>(decode_tables().e2m1_bf16_hi)))) {}
   template <bool kTail>
-  MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void decode(const uint8_t* p, int64_t row_bytes,
+  MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void decode(const uint8_t* p, int64_t ahead_bytes,
                                                    int valid_cols, __m512i* w) const {
-    prefetch512<kTail>(p, row_bytes);
+    prefetch512<kTail>(p, ahead_bytes);
     const __m512i bytes =
         kTail ? _mm512_maskz_loadu_epi8(first_bytes(valid_cols / 2), p) : _mm512_loadu_si512(p);
     const __m512i low4 = _mm512_set1_epi8(0x0F);

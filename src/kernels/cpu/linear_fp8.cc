@@ -25,6 +25,7 @@ struct Fp8Avx512 {
   using Vec = __m512;
   const uint8_t* data;
   int64_t row_bytes;  // bytes from one row to the next
+  int64_t prefetch_ahead = prefetch_ahead_bytes(row_bytes);
   Fp8ChunkScales<kScaling> scales;
   E4m3Tables512 tables;
 
@@ -34,7 +35,7 @@ struct Fp8Avx512 {
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
                                                  __m512* w) const {
     const uint8_t* p = data + row * row_bytes + c * 64;
-    prefetch512<kTail>(p, row_bytes);
+    prefetch512<kTail>(p, prefetch_ahead);
     const __m512i raw =
         kTail ? _mm512_maskz_loadu_epi8(first_bytes(valid), p) : _mm512_loadu_si512(p);
     // Qwords L and 4 + L side by side in lane L, so that unpacking in pairs() leaves codes 0-31

@@ -22,6 +22,7 @@ struct Mxfp4Avx512 {
   const uint8_t* data;
   const uint8_t* scales;
   int64_t row_bytes, scales_per_row;
+  int64_t prefetch_ahead = prefetch_ahead_bytes(row_bytes);
   const float* e8m0;
   __m512 table;
 
@@ -37,7 +38,7 @@ struct Mxfp4Avx512 {
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
                                                  __m512* w) const {
     const uint8_t* p = data + row * row_bytes + c * 64;
-    prefetch512<kTail>(p, row_bytes);
+    prefetch512<kTail>(p, prefetch_ahead);
     const uint8_t* codes = scales + row * scales_per_row + c * 4;
 #pragma GCC unroll 4
     for (int b = 0; b < 4; ++b) {

@@ -20,6 +20,7 @@ struct Nvfp4Avx512 {
   const uint8_t* data;
   const uint8_t* scales;
   int64_t row_bytes, scales_per_row;
+  int64_t prefetch_ahead = prefetch_ahead_bytes(row_bytes);
   Fp4Elements512 elements;
   E4m3Tables512 tables;
   __m512i spread = spread_index512(2, 1, 0);  // dword j holds columns of block j / 2
@@ -34,7 +35,7 @@ struct Nvfp4Avx512 {
   template <bool kTail>
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void load(int64_t row, int64_t c, int valid,
                                                  __m512* w) const {
-    elements.decode<kTail>(data + row * row_bytes + c * 64, row_bytes, valid, w);
+    elements.decode<kTail>(data + row * row_bytes + c * 64, prefetch_ahead, valid, w);
   }
   static constexpr int group(int) { return 0; }
   template <bool kTail>
