@@ -49,11 +49,22 @@ WeightView WeightSharder::cols(const WeightView& w, int64_t begin, int64_t count
       (begin % w.block_cols != 0 ||
        ((begin + count) % w.block_cols != 0 && begin + count != w.cols))) {
     slice_cols(WeightView{.rows = w.rows, .cols = w.cols}, begin, count, what);  // range check
-    // The data must stay a view of whole rows: only a stored view with its own dense grid can
-    // be re-tiled from row 0 (row shares of a column share are not asked for).
-    return retiled(w, 0, w.rows, begin, count);
+    // Re-tiled from row 0 of the stored view (row shares of a column share are not asked for).
+    return dense_rows(retiled(w, 0, w.rows, begin, count));
   }
-  return slice_cols(w, begin, count, what);
+  return dense_rows(slice_cols(w, begin, count, what));
+}
+
+WeightView WeightSharder::dense_rows(WeightView s) {
+  const int64_t row_bytes = weight_row_bytes(s), stride = weight_data_stride(s);
+  if (stride == row_bytes || s.rows == 0) return s;
+  owned_->emplace_back(static_cast<size_t>(s.rows * row_bytes));
+  uint8_t* data = owned_->back().data();
+  for (int64_t r = 0; r < s.rows; ++r)
+    std::memcpy(data + r * row_bytes, s.data + r * stride, static_cast<size_t>(row_bytes));
+  s.data = data;
+  s.data_stride = 0;
+  return s;
 }
 
 WeightView WeightSharder::row_share(const WeightView& w, int part, int parts,

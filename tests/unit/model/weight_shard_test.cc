@@ -59,10 +59,17 @@ TEST(WeightShard, Fp8BlockColumnCutOffTheTileGridIsExact) {
   EXPECT_EQ(share.cols, 192);
   EXPECT_EQ(share.block_cols, 64);
   expect_part(w, share, 0, 192);
-  // A cut on the grid is a plain view: no new bytes.
+  EXPECT_EQ(owned.size(), 2u);  // its finer scales and its rows, copied next to each other
+  EXPECT_EQ(weight_data_stride(share), weight_row_bytes(share));
+  // A cut on the grid keeps the stored scales; its rows are copied too (a rank streams them whole).
   const WeightView aligned = sharder.col_share(w, 1, 3, "w2");
-  EXPECT_EQ(owned.size(), 1u);
+  EXPECT_EQ(owned.size(), 3u);  // the rows only
+  EXPECT_EQ(weight_data_stride(aligned), weight_row_bytes(aligned));
   expect_part(w, aligned, 0, 128);
+  // A row share on the grid is a view of the same bytes.
+  const WeightView rows = sharder.row_share(w, 1, 3, "w2");
+  EXPECT_EQ(owned.size(), 3u);
+  EXPECT_EQ(rows.data, w.data + 128 * 384);
 }
 
 TEST(WeightShard, Mxfp4CutThroughAScaleBlockIsRefusedNamingTheTensor) {
