@@ -415,8 +415,8 @@ void register_benchmarks() {
     rows->ArgNames({"format", "act", "cols"});
     rows->UseRealTime()->Unit(benchmark::kMillisecond);
     for (int cols : {384, 768, 1536})
-      rows->Args({static_cast<int>(formats[i]), static_cast<int>(ActivationPrecision::kBF16x2),
-                  cols});
+      rows->Args(
+          {static_cast<int>(formats[i]), static_cast<int>(ActivationPrecision::kBF16x2), cols});
   }
 }
 

@@ -177,16 +177,17 @@ MINIMAX_AVX512 void rows512(const LinearJob& job, int64_t row_begin, int64_t row
 // Software prefetch, two streams per weight row:
 // - kPrefetchBytes ahead in the row, into L1 (the hardware prefetchers alone leave the decode-heavy
 //   kernels 10-15% below the read bandwidth on the Intel VMs; 512 bytes measured best of 256-4096).
-// - prefetch_ahead_bytes(row_bytes) further on (whole rows) at the same column, into L2: at least kPrefetchRows,
-//   and for short rows enough (a multiple of the 4-row tile, so every line of the rows ahead is
-//   covered) to stay kPrefetchAheadBytes ahead. The rows of a tile are adjacent in memory, so this
-//   walks the weight linearly a few KB ahead of the loads. A tile reads four (or two) interleaved
-//   streams that restart every few KB, which the hardware prefetchers of AMD Zen 4 do not follow:
-//   without it one core streamed FP8 weights from memory at 0.4 of its read-only sum, with it at
-//   0.85 (T0 hints at the same distance: 0.5), and it costs nothing when the weights are in cache.
-//   Rows of 384 bytes (an expert's down projection split over two tensor-parallel ranks) were
-//   fetched only 3 KB ahead by 8 rows, too close to hide the memory's latency. Past the last row
-//   of a range it touches rows of what follows (the next slice or matrix), never dereferenced.
+// - prefetch_ahead_bytes(row_bytes) further on (whole rows, the same column), into L2: at least
+//   kPrefetchRows rows, and for short rows enough (a multiple of the 4-row tile, so every line of
+//   the rows ahead is covered) to stay kPrefetchAheadBytes ahead. The rows of a tile are adjacent
+//   in memory, so this walks the weight linearly a few KB ahead of the loads. A tile reads four (or
+//   two) interleaved streams that restart every few KB, which the hardware prefetchers of AMD Zen 4
+//   do not follow: without it one core streamed FP8 weights from memory at 0.4 of its read-only
+//   sum, with it at 0.85 (T0 hints at the same distance: 0.5), and it costs nothing when the
+//   weights are in cache. Rows of 384 bytes (an expert's down projection split over two
+//   tensor-parallel ranks) were fetched only 3 KB ahead by 8 rows, too close to hide the memory's
+//   latency. Past the last row of a range it touches rows of what follows (the next slice or
+//   matrix), never dereferenced.
 inline constexpr int kPrefetchBytes = 512;
 inline constexpr int64_t kPrefetchRows = 8;
 inline constexpr int64_t kPrefetchAheadBytes = 12 * 1024;  // 8 rows of the bench shape's 1536
