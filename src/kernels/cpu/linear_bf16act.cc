@@ -6,7 +6,6 @@
 // kernels: FP8, 13 per 64 bytes with f32 activations, 7 with bf16, 9 with hi + lo.
 #define MINIMAX_AVX512_TARGET \
   "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx512bf16,fma,f16c,bmi,bmi2"
-#include <algorithm>
 #include <array>
 
 #include "kernels/cpu/linear_avx2-inl.h"
@@ -81,9 +80,7 @@ struct Fp8Bf16x {
     for (int piece = 0; piece < kCols / 64; ++piece) {
       const uint8_t* p = data + row * row_bytes + c * kCols + 64 * piece;
       prefetch512<kTail>(p, prefetch_ahead);
-      const int left = std::clamp(valid - 64 * piece, 0, 64);
-      tables.pairs(kTail ? _mm512_maskz_loadu_epi8(_bzhi_u64(~0ull, unsigned(left)), p)
-                         : _mm512_loadu_si512(p),
+      tables.pairs(kTail ? load_codes(p, valid - 64 * piece) : _mm512_loadu_si512(p),
                    w + 2 * piece);
     }
   }
