@@ -155,29 +155,31 @@ void BM_LinearSameBytes(benchmark::State& state) {
 }
 BENCHMARK(BM_LinearSameBytes)->ArgNames({"threads"})->Arg(1)->Arg(2)->UseRealTime();
 
-// One decode token of the benchmark shape's attention (24 query / 4 KV heads of 128).
-// One decode token's attention over `context` slots: f32 cache at 24 heads (M2's benchmark
-// shape), or (dtype 1) a bf16 cache at M3's 16 heads, both with 4 KV heads of 128 in one
-// contiguous cache whose rows hold every KV head, as the model's do.
-void BM_AttentionDecode(benchmark::State& state) {
-  const int64_t context = state.range(0);
-  ThreadPool pool(static_cast<size_t>(state.range(1)));
-  const bool cpu = state.range(2) != 0;
-  const KvDtype dtype = state.range(3) != 0 ? KvDtype::kBF16 : KvDtype::kF32;
+// Attention of `tokens` query tokens at the end of `context` slots (1: a decode token; more: a
+// verify step or a prompt chunk, causal): f32 cache at 24 heads (M2's benchmark shape), or (bf16
+// 1) a bf16 cache at M3's 16 heads, both with 4 KV heads of 128 in one contiguous cache whose rows
+// hold every KV head, as the model's do. kv_GB counts the cache once per call.
+void BM_Attention(benchmark::State& state) {
+  const int64_t context = state.range(0), tokens = state.range(1);
+  ThreadPool pool(static_cast<size_t>(state.range(2)));
+  const bool cpu = state.range(3) != 0;
+  const KvDtype dtype = state.range(4) != 0 ? KvDtype::kBF16 : KvDtype::kF32;
   const int heads = dtype == KvDtype::kF32 ? 24 : 16, kv = 4, d = 128;
   std::mt19937 rng(2);
   std::normal_distribution<float> dist(0.0f, 1.0f);
-  std::vector<float> q(heads * d), k(context * kv * d), v(context * kv * d), out(heads * d);
+  std::vector<float> q(tokens * heads * d), k(context * kv * d), v(context * kv * d),
+      out(tokens * heads * d);
   for (auto* vec : {&q, &k, &v})
     for (float& x : *vec) x = dist(rng);
   const int64_t bytes = kv_dtype_bytes(dtype);
   std::vector<char> k_cache(k.size() * bytes), v_cache(v.size() * bytes);
   encode_kv_row(k.data(), int64_t(k.size()), dtype, k_cache.data());
   encode_kv_row(v.data(), int64_t(v.size()), dtype, v_cache.data());
-  const int32_t position = static_cast<int32_t>(context - 1);
+  std::vector<int32_t> positions(tokens);
+  for (int64_t t = 0; t < tokens; ++t) positions[t] = static_cast<int32_t>(context - tokens + t);
   AttentionArgs a;
   a.q = q.data();
-  a.T = 1;
+  a.T = tokens;
   a.num_heads = heads;
   a.num_kv_heads = kv;
   a.head_dim = d;
@@ -185,7 +187,7 @@ void BM_AttentionDecode(benchmark::State& state) {
   a.v_cache = v_cache.data();
   a.kv_dtype = dtype;
   a.cache_stride = kv * d;
-  a.positions = &position;
+  a.positions = positions.data();
   a.scale = 1.0f / std::sqrt(float(d));
   a.out = out.data();
   for (auto _ : state) {
@@ -196,22 +198,25 @@ void BM_AttentionDecode(benchmark::State& state) {
     }
     benchmark::DoNotOptimize(out.data());
   }
-  state.counters["tokens"] =
-      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["tokens"] = benchmark::Counter(static_cast<double>(state.iterations() * tokens),
+                                                benchmark::Counter::kIsRate);
   state.counters["kv_GB"] = benchmark::Counter(
       static_cast<double>(state.iterations()) * double(k_cache.size() + v_cache.size()),
       benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_AttentionDecode)
-    ->ArgNames({"context", "threads", "cpu", "bf16"})
-    ->Args({512, 1, 0, 0})
-    ->Args({512, 1, 1, 0})
-    ->Args({4096, 1, 0, 0})
-    ->Args({4096, 1, 1, 0})
-    ->Args({4096, 2, 1, 0})
-    ->Args({32768, 2, 1, 0})
-    ->Args({32768, 1, 1, 1})
-    ->Args({32768, 2, 1, 1})
+BENCHMARK(BM_Attention)
+    ->ArgNames({"context", "tokens", "threads", "cpu", "bf16"})
+    ->Args({512, 1, 1, 0, 0})
+    ->Args({512, 1, 1, 1, 0})
+    ->Args({4096, 1, 1, 0, 0})
+    ->Args({4096, 1, 1, 1, 0})
+    ->Args({4096, 1, 2, 1, 0})
+    ->Args({32768, 1, 2, 1, 0})
+    ->Args({32768, 1, 1, 1, 1})
+    ->Args({32768, 1, 2, 1, 1})
+    ->Args({1552, 25, 1, 1, 0})  // a verify step of 24 drafts after a code-edit prompt
+    ->Args({1552, 25, 2, 1, 0})
+    ->Args({2048, 512, 2, 1, 0})  // the last 512 tokens of a 2048-token prefill
     ->UseRealTime();
 
 // One decode token's MSA block choice at M3's sizes (4 index heads of 128, blocks of 128, top 16).

@@ -55,6 +55,8 @@ MINIMAX_SIMD_INLINE void tile_heads(const AttendJob& j, const char* const* krow,
   float* const scores = st.scores;
   constexpr int d = kRowDim, chunks = kRowDim / 16;
   constexpr int64_t bytes = kType == KvDtype::kF32 ? 4 : kType == KvDtype::kBF16 ? 2 : 1;
+  const __m512i transpose = _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
+  const __m512 scale = _mm512_set1_ps(j.scale);
   for (int s0 = 0; s0 < kAttendTile; s0 += 4) {  // four slots × G heads per pass
     __m512 a[16];
 #pragma GCC unroll 16
@@ -69,30 +71,49 @@ MINIMAX_SIMD_INLINE void tile_heads(const AttendJob& j, const char* const* krow,
           a[4 * s + g] =
               _mm512_fmadd_ps(_mm512_loadu_ps(j.q + (h + g) * d + 16 * c), k, a[4 * s + g]);
       }
-    alignas(64) float sums[16];
-    _mm512_store_ps(sums, lane_sums16(a));
-    for (int s = 0; s < 4; ++s)
-      for (int g = 0; g < G; ++g)
-        scores[(h + g) * kAttendTile + s0 + s] = sums[4 * s + g] * j.scale;
+    // Lane 4s + g holds slot s of head g: transposed to lane 4g + s, scaled (the products one
+    // multiply per score gives), and stored four slots per head by a masked store (reading the
+    // sums back one by one from memory stalled on the store, a tenth of the tile's time). The
+    // store's base lies 4g floats before head g's row, inside the scores of the heads before it.
+    const __m512 sums = _mm512_mul_ps(_mm512_permutexvar_ps(transpose, lane_sums16(a)), scale);
+#pragma GCC unroll 4
+    for (int g = 0; g < G; ++g)
+      _mm512_mask_storeu_ps(scores + (h + g) * kAttendTile + s0 - 4 * g,
+                            static_cast<__mmask16>(0xF << (4 * g)), sums);
   }
   float corr[G];
   for (int g = 0; g < G; ++g)
     corr[g] = online_softmax(scores + (h + g) * kAttendTile, kAttendTile, kAttendTile,
                              st.running_max[h + g], st.denom[h + g]);
-#pragma GCC unroll 8
-  for (int c = 0; c < chunks; ++c) {
-    __m512 out[G];
+  // Four chunks of every head at a time: each V load serves 4·G products (one chunk's loads
+  // served G, with a broadcast of the weight per product as well, so loads outnumbered the
+  // products). Each element still sums its slots in order from acc·corr.
+  constexpr int kChunks = 4;
+  static_assert(chunks % kChunks == 0);
+  for (int c = 0; c < chunks; c += kChunks) {
+    __m512 out[G][kChunks];
 #pragma GCC unroll 4
     for (int g = 0; g < G; ++g)
-      out[g] = _mm512_mul_ps(_mm512_loadu_ps(acc + (h + g) * d + 16 * c), _mm512_set1_ps(corr[g]));
-    for (int i = 0; i < kAttendTile; ++i) {
-      const __m512 v = load16<kType>(vrow[i] + 16 * c * bytes);
 #pragma GCC unroll 4
-      for (int g = 0; g < G; ++g)
-        out[g] = _mm512_fmadd_ps(_mm512_set1_ps(scores[(h + g) * kAttendTile + i]), v, out[g]);
+      for (int u = 0; u < kChunks; ++u)
+        out[g][u] = _mm512_mul_ps(_mm512_loadu_ps(acc + (h + g) * d + 16 * (c + u)),
+                                  _mm512_set1_ps(corr[g]));
+    for (int i = 0; i < kAttendTile; ++i) {
+      __m512 v[kChunks];
+#pragma GCC unroll 4
+      for (int u = 0; u < kChunks; ++u) v[u] = load16<kType>(vrow[i] + 16 * (c + u) * bytes);
+#pragma GCC unroll 4
+      for (int g = 0; g < G; ++g) {
+        const __m512 p = _mm512_set1_ps(scores[(h + g) * kAttendTile + i]);
+#pragma GCC unroll 4
+        for (int u = 0; u < kChunks; ++u) out[g][u] = _mm512_fmadd_ps(p, v[u], out[g][u]);
+      }
     }
 #pragma GCC unroll 4
-    for (int g = 0; g < G; ++g) _mm512_storeu_ps(acc + (h + g) * d + 16 * c, out[g]);
+    for (int g = 0; g < G; ++g)
+#pragma GCC unroll 4
+      for (int u = 0; u < kChunks; ++u)
+        _mm512_storeu_ps(acc + (h + g) * d + 16 * (c + u), out[g][u]);
   }
 }
 

@@ -314,32 +314,70 @@ MINIMAX_SIMD_INLINE void attend_tile(const AttendJob& j, const TileSpan& t, Soft
   }
 }
 
-MINIMAX_SIMD void attend(const AttendJob& j, float* scratch) {
-  const int heads = j.heads, group_heads = j.heads / j.groups;
-  const int64_t d = j.head_dim;
-  SoftmaxState st;
-  st.acc = scratch;
-  st.scores = st.acc + heads * d;
-  st.running_max = st.scores + heads * kAttendTile;
-  st.denom = st.running_max + heads;
-  st.gathered_k = st.denom + heads;
-  st.gathered_v = st.gathered_k + kAttendTile * d;
-  std::fill(st.acc, st.acc + heads * d, 0.0f);
-  std::fill(st.running_max, st.running_max + heads, -std::numeric_limits<float>::infinity());
-  std::fill(st.denom, st.denom + heads, 0.0f);
-  for (int r = 0; r < j.num_ranges; ++r) {
-    const SlotRange range = j.ranges[r];
-    for (int64_t s0 = range.begin; s0 < range.end; s0 += kAttendTile) {
-      const int n = static_cast<int>(std::min<int64_t>(kAttendTile, range.end - s0));
-      const int64_t next = s0 + kAttendTile;
-      if (next < range.end)
-        prefetch_tile(j, next, static_cast<int>(std::min<int64_t>(kAttendTile, range.end - next)));
-      for (int g = 0; g < j.groups; ++g)
-        attend_tile(j, TileSpan{g * d, s0, n, g * group_heads, (g + 1) * group_heads}, st);
+// Moves a job to its next non-empty range (range = num_ranges when none is left).
+MINIMAX_SIMD_INLINE void next_range(const AttendJob& j, int& range, int64_t& tile) {
+  while (++range < j.num_ranges && j.ranges[range].begin >= j.ranges[range].end) {
+  }
+  if (range < j.num_ranges) tile = j.ranges[range].begin;
+}
+
+// The jobs' shared scratch (a gathered tile), then each job's state (attend_scratch_floats).
+MINIMAX_SIMD void attend(const AttendJob* jobs, int count, float* scratch) {
+  const int heads = jobs[0].heads, group_heads = jobs[0].heads / jobs[0].groups;
+  const int64_t d = jobs[0].head_dim;
+  float* const gathered_k = scratch;
+  float* const gathered_v = gathered_k + kAttendTile * d;
+  float* state = gathered_v + kAttendTile * d;
+  SoftmaxState st[kAttendTokens];
+  int range[kAttendTokens];  // each job's current range, and the start of its next tile there
+  int64_t next_tile[kAttendTokens];
+  count = std::min(count, kAttendTokens);
+  for (int i = 0; i < count; ++i) {
+    st[i].acc = state;
+    st[i].scores = st[i].acc + heads * d;
+    st[i].running_max = st[i].scores + heads * kAttendTile;
+    st[i].denom = st[i].running_max + heads;
+    state = st[i].denom + heads;
+    st[i].gathered_k = gathered_k;  // used within one tile only, so shared
+    st[i].gathered_v = gathered_v;
+    std::fill(st[i].acc, st[i].acc + heads * d, 0.0f);
+    std::fill(st[i].running_max, st[i].running_max + heads,
+              -std::numeric_limits<float>::infinity());
+    std::fill(st[i].denom, st[i].denom + heads, 0.0f);
+    range[i] = -1;
+    next_tile[i] = 0;
+    next_range(jobs[i], range[i], next_tile[i]);
+  }
+  for (;;) {
+    // The lowest tile start any job has next; the job whose range reaches furthest past it
+    // says what to prefetch (the next tile of that range).
+    int64_t s0 = std::numeric_limits<int64_t>::max(), reach = 0;
+    int lead = -1;
+    for (int i = 0; i < count; ++i) {
+      if (range[i] >= jobs[i].num_ranges) continue;
+      const int64_t end = jobs[i].ranges[range[i]].end;
+      if (next_tile[i] < s0 || (next_tile[i] == s0 && end > reach))
+        s0 = next_tile[i], reach = end, lead = i;
+    }
+    if (lead < 0) break;
+    const int64_t next = s0 + kAttendTile;
+    if (next < reach)
+      prefetch_tile(jobs[lead], next,
+                    static_cast<int>(std::min<int64_t>(kAttendTile, reach - next)));
+    for (int i = 0; i < count; ++i) {
+      if (range[i] >= jobs[i].num_ranges || next_tile[i] != s0) continue;
+      const SlotRange r = jobs[i].ranges[range[i]];
+      const int n = static_cast<int>(std::min<int64_t>(kAttendTile, r.end - s0));
+      for (int g = 0; g < jobs[i].groups; ++g)
+        attend_tile(jobs[i], TileSpan{g * d, s0, n, g * group_heads, (g + 1) * group_heads}, st[i]);
+      next_tile[i] = next;
+      if (next >= r.end) next_range(jobs[i], range[i], next_tile[i]);
     }
   }
-  for (int h = 0; h < heads; ++h)
-    for (int64_t c = 0; c < d; ++c) j.out[h * d + c] = st.acc[h * d + c] / st.denom[h];
+  for (int i = 0; i < count; ++i)
+    for (int h = 0; h < heads; ++h)
+      for (int64_t c = 0; c < d; ++c)
+        jobs[i].out[h * d + c] = st[i].acc[h * d + c] / st[i].denom[h];
 }
 
 // ---- MSA block scores -----------------------------------------------------------------------

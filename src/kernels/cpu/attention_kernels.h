@@ -1,6 +1,7 @@
 // What the CPU attention ops (attention_cpu.cc) hand to their per-ISA kernels
 // (attention_kernels-inl.h, compiled once per level): one job = one token's run of query heads of
-// one KV group, or one token's index-score blocks.
+// one KV group, or one token's index-score blocks; one attend call takes the jobs of up to
+// kAttendTokens tokens over the same cache.
 #pragma once
 
 #include <cstdint>
@@ -49,9 +50,12 @@ struct AttendJob {
   int num_ranges = 0;
   float scale = 0;
 };
-// Floats of scratch attend() needs.
-inline int64_t attend_scratch_floats(int heads, int64_t head_dim) {
-  return int64_t{heads} * (head_dim + kAttendTile + 2) + 2 * kAttendTile * head_dim;
+// The most jobs (query tokens) one attend call takes. Each job's state (its heads' output
+// accumulators, 3 KiB for six heads at head_dim 128) stays in L1/L2 beside the shared tile.
+constexpr int kAttendTokens = 16;
+// Floats of scratch attend() needs for `tokens` jobs of `heads` query heads each.
+inline int64_t attend_scratch_floats(int heads, int64_t head_dim, int tokens = 1) {
+  return int64_t{tokens} * heads * (head_dim + kAttendTile + 2) + 2 * kAttendTile * head_dim;
 }
 
 // scores[(b − block_begin)·heads + g] = max over slots s of block b (clipped to [0, last_slot]) of
@@ -77,7 +81,14 @@ inline int64_t block_score_scratch_doubles(int heads, int dim) {
 }
 
 struct AttentionKernels {
-  void (*attend)(const AttendJob& job, float* scratch) = nullptr;
+  // jobs[0, count), count ≤ kAttendTokens: query tokens of one sequence over the same cache (k,
+  // v, cache_stride, dtype, page table, heads, groups, head_dim and scale equal; q, out and ranges
+  // their own). Slot tiles run in ascending order, each read once for every job that has a tile
+  // starting there (the K and V rows are fetched from memory once for all of them rather than once
+  // per token). A job's tiles, and their order, are those it has alone (each range from its begin
+  // in steps of kAttendTile), so each output has the bits of a call with that job only: verifying
+  // or prefilling n tokens gives each token its decode's result.
+  void (*attend)(const AttendJob* jobs, int count, float* scratch) = nullptr;
   void (*block_scores)(const BlockScoreJob& job, double* scratch) = nullptr;
 };
 

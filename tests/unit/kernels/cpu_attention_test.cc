@@ -24,6 +24,7 @@
 #include "kernel_test_util.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/cpu_ops.h"
+#include "kernels/kv_codec.h"
 #include "kernels/reference/reference_ops.h"
 
 namespace minimax {
@@ -275,6 +276,77 @@ TEST(CpuAttention, ThreadCountDoesNotChangeTheResult) {
     ThreadPool pool(5);
     cpu_attention(p.args(many.data()), &pool);
     EXPECT_EQ(std::memcmp(one.data(), many.data(), one.size() * sizeof(float)), 0) << c.name;
+  }
+}
+
+// A call of T tokens reads each cache tile once for a block of tokens (attend_token_blocks); each
+// token's output must still be the bits of the call with that token alone (a decode step), for
+// dense and MSA layers, every cache type, page tables with tiles across page ends, full and
+// partial tiles, and thread counts that split the tokens into blocks differently.
+TEST(CpuAttention, EachTokenOfACallGivesItsOwnCallsBits) {
+  struct Case {
+    std::string name;
+    int heads, kv, d;
+    std::vector<int32_t> positions;
+    int block = 0, max_blocks = 0;
+  };
+  const Case cases[] = {
+      {"m2_verify", 24, 4, 128, positions_from(1500, 25)},
+      {"m3_sparse_verify", 16, 4, 128, positions_from(600, 21), 64, 4},
+      {"odd_shape_prefill", 6, 3, 13, positions_from(0, 40)},
+      {"long_block", 8, 2, 16, positions_from(20, 37)},  // three blocks of 16 or fewer tokens
+  };
+  uint32_t seed = 900;
+  for (const Case& c : cases) {
+    const AttnProblem p =
+        make_attention(c.heads, c.kv, c.d, c.positions, c.block, c.max_blocks, seed++);
+    const int64_t slots = static_cast<int64_t>(p.k.size()) / (int64_t{c.kv} * c.d);
+    // Pages of 24 slots in reverse order: 16-slot tiles straddle page ends.
+    const int page = 24;
+    const int64_t pages = (slots + page - 1) / page;
+    std::vector<int32_t> table(pages);
+    for (int64_t i = 0; i < pages; ++i) table[i] = static_cast<int32_t>(pages - 1 - i);
+    for (KvDtype dtype : {KvDtype::kF32, KvDtype::kBF16, KvDtype::kFp8E4m3}) {
+      for (bool paged : {false, true}) {
+        const int64_t row = int64_t{c.kv} * c.d, bytes = kv_dtype_bytes(dtype);
+        std::vector<char> k(pages * page * row * bytes), v(k.size());
+        for (int64_t s = 0; s < slots; ++s) {
+          const int64_t at = paged ? int64_t{table[s / page]} * page + s % page : s;
+          encode_kv_row(p.k.data() + s * row, row, dtype, k.data() + at * row * bytes);
+          encode_kv_row(p.v.data() + s * row, row, dtype, v.data() + at * row * bytes);
+        }
+        for (CpuIsa isa : levels()) {
+          for (size_t threads : {size_t{1}, size_t{3}}) {
+            ThreadPool pool(threads);
+            std::vector<float> all(p.q.size()), one(int64_t{c.heads} * c.d);
+            AttentionArgs a = p.args(all.data());
+            a.k_cache = k.data();
+            a.v_cache = v.data();
+            a.kv_dtype = dtype;
+            if (paged) {
+              a.page_table = table.data();
+              a.page_size = page;
+            }
+            cpu_attention_at(a, &pool, isa);
+            for (int64_t t = 0; t < p.T(); ++t) {
+              AttentionArgs single = a;
+              single.T = 1;
+              single.q = p.q.data() + t * c.heads * c.d;
+              single.positions = p.positions.data() + t;
+              if (c.block > 0) single.block_ids = p.blocks.data() + t * c.kv * c.max_blocks;
+              single.out = one.data();
+              cpu_attention_at(single, &pool, isa);
+              ASSERT_EQ(std::memcmp(one.data(), all.data() + t * c.heads * c.d,
+                                    one.size() * sizeof(float)),
+                        0)
+                  << c.name << " token " << t << " cache " << kv_dtype_name(dtype)
+                  << (paged ? " paged" : "") << " on " << cpu_isa_name(isa) << ", " << threads
+                  << " threads";
+            }
+          }
+        }
+      }
+    }
   }
 }
 
