@@ -80,6 +80,28 @@ void run_strided(ThreadPool* pool, int64_t items, const Body& body) {
   });
 }
 
+// The job of query heads [h0, h1) of token t, which read KV groups [g0, g1), over `runs`.
+AttendJob attend_job(const AttentionArgs& a, int64_t t, int h0, int h1, int g0, int g1,
+                     const std::vector<SlotRange>& runs) {
+  const int64_t d = a.head_dim;
+  AttendJob job;
+  job.q = a.q + (t * a.num_heads + h0) * d;
+  job.out = a.out + (t * a.num_heads + h0) * d;
+  job.heads = h1 - h0;
+  job.groups = g1 - g0;
+  job.head_dim = d;
+  job.k = kv_element(a.k_cache, a.kv_dtype, g0 * d);
+  job.v = kv_element(a.v_cache, a.kv_dtype, g0 * d);
+  job.cache_stride = a.cache_stride;
+  job.dtype = a.kv_dtype;
+  job.page_table = a.page_table;
+  job.page_size = a.page_size;
+  job.ranges = runs.data();
+  job.num_ranges = static_cast<int>(runs.size());
+  job.scale = a.scale;
+  return job;
+}
+
 // Several query tokens (a prompt chunk, a verify step): a job per token of a block of up to
 // kAttendTokens consecutive tokens for one KV group, all of the block's jobs in one attend call,
 // so each tile of the group's K and V rows is read from memory once per block rather than once
@@ -113,21 +135,7 @@ void attend_token_blocks(const AttentionArgs& a, ThreadPool* pool,
         std::fill(out, out + group * d, 0.0f);
         continue;
       }
-      AttendJob& job = jobs[count++];
-      job.q = a.q + (t * a.num_heads + int64_t{g} * group) * d;
-      job.out = out;
-      job.heads = group;
-      job.groups = 1;
-      job.head_dim = d;
-      job.k = kv_element(a.k_cache, a.kv_dtype, g * d);
-      job.v = kv_element(a.v_cache, a.kv_dtype, g * d);
-      job.cache_stride = a.cache_stride;
-      job.dtype = a.kv_dtype;
-      job.page_table = a.page_table;
-      job.page_size = a.page_size;
-      job.ranges = runs.data();
-      job.num_ranges = static_cast<int>(runs.size());
-      job.scale = a.scale;
+      jobs[count++] = attend_job(a, t, g * group, (g + 1) * group, g, g + 1, runs);
     }
     if (count == 0) return;
     const auto need = static_cast<size_t>(cpu_ops_detail::attend_scratch_floats(group, d, count));
@@ -159,51 +167,34 @@ void cpu_attention_at(const AttentionArgs& a, ThreadPool* pool, CpuIsa isa, bool
   const int group = a.num_heads / a.num_kv_heads;
   const int64_t d = a.head_dim;
   const int64_t threads = pool == nullptr ? 1 : static_cast<int64_t>(pool->size());
-  // One token. Dense attention reads every group's piece of each cache row, so a job takes a run of
-  // consecutive KV groups and reads their rows once, whole (one group per job read a quarter of
-  // each row four times over: 0.6x the speed at 32K slots). Decode splits the groups of its
-  // token over the threads; MSA layers select blocks per group, so their jobs keep one group.
+  // One token (a.T == 1). Dense attention reads every group's piece of each cache row, so a job
+  // takes a run of consecutive KV groups and reads their rows once, whole (one group per job read a
+  // quarter of each row four times over: 0.6x the speed at 32K slots). Decode splits the groups of
+  // its token over the threads; MSA layers select blocks per group, so their jobs keep one group.
   const int64_t group_runs =
-      a.block_ids != nullptr ? a.num_kv_heads
-                             : std::clamp<int64_t>((threads + a.T - 1) / a.T, 1, a.num_kv_heads);
-  // When a token has fewer runs than the threads, a group's query heads are split (each part
-  // reads the group's K/V rows, from cache after the first).
-  const int64_t runs = a.T * group_runs;
+      a.block_ids != nullptr ? a.num_kv_heads : std::clamp<int64_t>(threads, 1, a.num_kv_heads);
+  // With fewer runs than threads, a group's query heads are split (each part reads the group's
+  // K/V rows, from cache after the first).
   const int head_parts =
       group_runs == a.num_kv_heads
-          ? static_cast<int>(std::clamp<int64_t>((threads + runs - 1) / runs, 1, group))
+          ? static_cast<int>(std::clamp<int64_t>((threads + group_runs - 1) / group_runs, 1, group))
           : 1;
-  run_strided(pool, runs * head_parts, [&](int64_t item) {
+  run_strided(pool, group_runs * head_parts, [&](int64_t item) {
     thread_local std::vector<SlotRange> runs_of_slots;
     thread_local std::vector<float> scratch;
-    const int64_t t = item / (group_runs * head_parts);
-    const int64_t run = item / head_parts % group_runs;
+    const int64_t run = item / head_parts;
     const int part = static_cast<int>(item % head_parts);
     const int g0 = static_cast<int>(a.num_kv_heads * run / group_runs);
     const int g1 = static_cast<int>(a.num_kv_heads * (run + 1) / group_runs);
     const int h0 = g0 * group + (g1 - g0) * group * part / head_parts;
     const int h1 = g0 * group + (g1 - g0) * group * (part + 1) / head_parts;
-    float* out = a.out + (t * a.num_heads + h0) * d;
-    visible_runs(a, t, g0, runs_of_slots);  // the same for every group of a dense run
+    float* out = a.out + h0 * d;
+    visible_runs(a, 0, g0, runs_of_slots);  // the same for every group of a dense run
     if (runs_of_slots.empty()) {  // cannot happen causally; defined as the reference defines it
       std::fill(out, out + (h1 - h0) * d, 0.0f);
       return;
     }
-    AttendJob job;
-    job.q = a.q + (t * a.num_heads + h0) * d;
-    job.out = out;
-    job.heads = h1 - h0;
-    job.groups = g1 - g0;
-    job.head_dim = d;
-    job.k = kv_element(a.k_cache, a.kv_dtype, g0 * d);
-    job.v = kv_element(a.v_cache, a.kv_dtype, g0 * d);
-    job.cache_stride = a.cache_stride;
-    job.dtype = a.kv_dtype;
-    job.page_table = a.page_table;
-    job.page_size = a.page_size;
-    job.ranges = runs_of_slots.data();
-    job.num_ranges = static_cast<int>(runs_of_slots.size());
-    job.scale = a.scale;
+    const AttendJob job = attend_job(a, 0, h0, h1, g0, g1, runs_of_slots);
     const auto need = static_cast<size_t>(cpu_ops_detail::attend_scratch_floats(job.heads, d));
     if (scratch.size() < need) scratch.resize(need);
     kernels.attend(&job, 1, scratch.data());
