@@ -10,6 +10,20 @@ namespace {
 
 ActiveRequest& as_request(SchedSequence* seq) { return static_cast<ActiveRequest&>(*seq); }
 
+// How much of a draft the request's grammar allows: a draft that leaves the grammar is cut there,
+// so a verify step carries no position its masked sampler must refuse. Before the trigger, the
+// tokens up to and including it are free text.
+size_t within_grammar(ActiveRequest& r, std::span<const int32_t> draft) {
+  if (!r.grammar) return draft.size();
+  size_t free_text = 0;
+  if (!r.constraining) {
+    const auto trigger = std::find(draft.begin(), draft.end(), r.request.constraint->trigger);
+    if (trigger == draft.end()) return draft.size();
+    free_text = static_cast<size_t>(trigger - draft.begin()) + 1;
+  }
+  return free_text + r.grammar->allowed_prefix(draft.subspan(free_text));
+}
+
 }  // namespace
 
 void Engine::Impl::fill_totals(const ActiveRequest& r, EngineEvent& event) const {
@@ -171,6 +185,7 @@ void Engine::Impl::propose_drafts() {
     if (room <= 0) continue;
     std::vector<int32_t> proposal = r.drafter->propose(
         r.tokens, static_cast<int>(std::min<int64_t>(room, config.num_speculative_tokens)));
+    proposal.resize(within_grammar(r, proposal));
     const int chosen =
         r.draft_policy->choose(static_cast<int>(proposal.size()), *step_cost, decoding, decoding);
     if (chosen > 0) {

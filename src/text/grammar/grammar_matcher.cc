@@ -241,6 +241,21 @@ bool GrammarMatcher::accept_token(int32_t token) {
   return accept_bytes(bytes);
 }
 
+size_t GrammarMatcher::allowed_prefix(std::span<const int32_t> tokens) {
+  const int32_t state = state_;
+  const bool finished = finished_;
+  size_t allowed = 0;
+  try {
+    while (allowed < tokens.size() && accept_token(tokens[allowed])) ++allowed;
+  } catch (const Error&) {
+    // Past the automaton's limits: the draft ends here, and sampling meets the same error.
+  }
+  // States only grow between masks (reset_keeping runs in allowed_tokens), so `state` is valid.
+  state_ = state;
+  finished_ = finished;
+  return allowed;
+}
+
 bool GrammarMatcher::accept_bytes(std::string_view bytes) {
   if (finished_) return false;
   int32_t state = state_;

@@ -22,6 +22,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -69,6 +70,10 @@ class GrammarMatcher {
   bool accept_token(int32_t token);
   // Advances by raw bytes (tests and tools); false (and no change) when they do not fit.
   bool accept_bytes(std::string_view bytes);
+  // How many of `tokens`, in order, accept_token would take from here (a speculative draft is
+  // cut where it leaves the grammar); the matcher stays where it was. A walk past the
+  // automaton's limits stops there.
+  size_t allowed_prefix(std::span<const int32_t> tokens);
 
   bool accepting() const { return !finished_ && automaton_.accepting(state_); }
   bool can_continue() const { return !finished_ && automaton_.can_continue(state_); }

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "engine_fixture.h"
+#include "text/grammar/grammar_matcher.h"
 
 namespace minimax {
 namespace {
@@ -132,6 +133,43 @@ TEST(EngineSpeculative, AcceptedDraftsOfARepeatingOutputSaveSteps) {
   const ServeMetrics::Snapshot m = engine.metrics().snapshot();
   EXPECT_GT(m.spec.num_accepted_tokens, 0)
       << "no draft of a " << plain.tokens.size() << "-token greedy output was right";
+}
+
+TEST_P(EngineSpeculativeTest, DraftsAreCutWhereTheyLeaveTheGrammar) {
+  // The grammar allows one string, ten '7's, and the vocabulary spells it one byte token at a
+  // time, so each position has one allowed token. The prompt repeats "7q": a draft looked up in
+  // it runs "q7q7..." after a 7. Cut where it leaves the grammar, every verified draft token is
+  // the forced one and is accepted; a 'q' carried into a verify step would be refused there.
+  TinyModel& t = tiny(GetParam(), /*invariant=*/true);
+  const std::vector<int32_t> seven = t.tokenizer->encode("7"), q = t.tokenizer->encode("q");
+  ASSERT_EQ(seven.size(), 1u);
+  ASSERT_EQ(q.size(), 1u);
+  GrammarBuilder b;
+  auto grammar =
+      std::make_shared<const Grammar>(b.build(b.choice("root", {b.literal("7777777777")})));
+  {
+    GrammarMatcher m(grammar, std::make_shared<const TokenTrie>(*t.tokenizer), {});
+    int allowed = 0;
+    for (int32_t id = 0; id < t.tokenizer->vocab_size(); ++id)
+      allowed += bitmask_test(m.allowed_tokens(), id) ? 1 : 0;
+    ASSERT_EQ(allowed, 1) << "the vocabulary has a token of several 7s";
+  }
+  std::vector<int32_t> prompt;
+  for (int i = 0; i < 8; ++i) prompt.insert(prompt.end(), {seven[0], q[0]});
+  EngineRequest request = greedy_request(prompt, 16);
+  request.constraint = TokenConstraint{-1, grammar};
+  request.logprobs = true;
+  Engine plain_engine(*t.model, *t.tokenizer, options_with(std::nullopt));
+  const std::vector<Collected> plain = run_all(plain_engine, {request});
+  ASSERT_EQ(plain[0].text, "7777777777");
+  for (DraftMethod method : {DraftMethod::kNgram, DraftMethod::kSuffix}) {
+    const std::string what(draft_method_name(method));
+    Engine engine(*t.model, *t.tokenizer, options_with(verify_every_draft(method)));
+    expect_same(plain, run_all(engine, {request}), what);
+    const ServeMetrics::Snapshot m = engine.metrics().snapshot();
+    EXPECT_GT(m.spec.num_draft_tokens, 0) << what;
+    EXPECT_EQ(m.spec.num_accepted_tokens, m.spec.num_draft_tokens) << what;
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Arch, EngineSpeculativeTest, ::testing::Values(Arch::kM2, Arch::kM3),

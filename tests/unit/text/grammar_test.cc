@@ -333,6 +333,28 @@ TEST(GrammarMatcher, AnOrdinaryEndTokenOnlyEndsACompleteSentence) {
   EXPECT_TRUE(m.finished());
 }
 
+TEST(GrammarMatcher, AllowedPrefixCountsADraftWithoutMoving) {
+  GrammarBuilder b;
+  auto grammar = std::make_shared<const Grammar>(b.build(b.choice("r", {b.literal("ab0")})));
+  std::vector<std::string> tokens;
+  auto vocab = small_vocab(tokens);
+  const int32_t a = 0, bee = 1, zero = 8, end = vocab->vocab_size() - 1;
+  ASSERT_EQ(tokens[bee], "b");
+  ASSERT_EQ(tokens[zero], "0");
+  GrammarMatcher m(grammar, vocab, {end});
+  const std::vector<int32_t> draft = {a, bee, zero, end, a};
+  EXPECT_EQ(m.allowed_prefix(draft), 4u);  // past the end token nothing is allowed
+  EXPECT_EQ(m.allowed_prefix(std::vector<int32_t>{bee, zero}), 0u);
+  EXPECT_EQ(m.allowed_prefix(std::vector<int32_t>{a, a}), 1u);
+  // The matcher has not moved: the whole sentence is still ahead of it.
+  EXPECT_FALSE(m.finished());
+  ASSERT_TRUE(m.accept_token(a));
+  EXPECT_EQ(m.allowed_prefix(std::vector<int32_t>{bee, zero, end}), 3u);
+  ASSERT_TRUE(m.accept_bytes("b0"));
+  ASSERT_TRUE(m.accept_token(end));
+  EXPECT_EQ(m.allowed_prefix(std::vector<int32_t>{a}), 0u);
+}
+
 TEST(GrammarMatcher, UnknownMarkerIsAnError) {
   GrammarBuilder b;
   auto grammar = std::make_shared<const Grammar>(b.build(b.choice("r", {{b.marker("<nope>")}})));
