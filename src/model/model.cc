@@ -270,12 +270,18 @@ void Model::set_hidden_taps(std::vector<int> layers) {
   for (int layer : layers)
     if (layer < 0 || layer >= config_.num_layers)
       fail("hidden taps: layer {} is outside the model's {} layers", layer, config_.num_layers);
-  if (!layers.empty() && plan_.data_parallel())
-    fail(
-        "hidden taps (an EAGLE-3 head): not supported under DP_EP, where rank 0 does not run "
-        "the other ranks' sequences; use TP_TP or TP_EP");
   if (!layers.empty() && !backend_->host_memory())
     fail("hidden taps: the '{}' backend keeps activations off the host", backend_->name());
+  // Under DP_EP every rank taps its own sequences and sends the rows to rank 0 with its logits.
+  if (plan_.data_parallel() && !is_follower()) {
+    std::lock_guard<std::mutex> lock(link_->mutex);
+    RankHeader h;
+    h.command = static_cast<uint32_t>(RankCommand::kSetTaps);
+    h.args[0] = static_cast<int64_t>(layers.size());
+    static_assert(sizeof(int) == sizeof(int32_t));
+    h.payload_bytes = layers.size() * sizeof(int);
+    link_->send(h, layers.data());
+  }
   tap_layers_ = std::move(layers);
   taps_.clear();
 }

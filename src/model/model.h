@@ -133,8 +133,9 @@ class Model {
 
   // A draft head's taps (EAGLE-3, docs/eagle3.md): from now on every step keeps, for each of its
   // rows, the hidden state entering each of `layers` (the residual stream after that many
-  // layers), at no extra forward pass. Rank 0 of a tensor-parallel group holds them; under DP_EP
-  // the other ranks' sequences are not on rank 0, so that mode is refused. Empty: off.
+  // layers), at no extra forward pass. Rank 0 holds them: under TP it runs the whole batch; under
+  // DP_EP (where rank 0 calls this, the others follow) each rank sends its sequences' rows to
+  // rank 0 with their logits. Empty: off.
   void set_hidden_taps(std::vector<int> layers);
   // The last step's taps: one row per token of the step in batch order, each the tapped layers'
   // hidden states side by side ([rows, layers × hidden]). Valid until the next step.

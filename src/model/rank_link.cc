@@ -160,6 +160,12 @@ void Model::follow() {
         case RankCommand::kFreePool:
           follower_pools_.erase(h.args[0]);
           break;
+        case RankCommand::kSetTaps: {
+          Reader r(payload);
+          const std::vector<int32_t> layers = r.ints(static_cast<size_t>(h.args[0]));
+          set_hidden_taps(std::vector<int>(layers.begin(), layers.end()));
+          break;
+        }
         case RankCommand::kStep: {
           Reader r(payload);
           std::vector<std::vector<int32_t>> tokens(h.count), positions(h.count);
@@ -213,11 +219,19 @@ std::vector<float> Model::run_step(std::span<const BatchSequence> batch,
                     logits.data() + i * vocab + r * share);
     return logits;
   }
-  // DP_EP: this rank's sequences; their logits go to rank 0, which puts them in batch order.
+  // DP_EP: this rank's sequences; their logits (then their taps, when a draft head wants them) go
+  // to rank 0, which puts them in batch order.
   std::vector<BatchSequence> mine;
+  int64_t my_tokens = 0;
   for (size_t i = 0; i < batch.size(); ++i)
-    if (dp_rank[i] == plan_.rank) mine.push_back(batch[i]);
-  const std::vector<float> part = run_layers(mine);
+    if (dp_rank[i] == plan_.rank) {
+      mine.push_back(batch[i]);
+      my_tokens += static_cast<int64_t>(batch[i].tokens.size());
+    }
+  std::vector<float> part = run_layers(mine);
+  const int64_t tap_width = static_cast<int64_t>(tap_layers_.size()) * config_.hidden_size;
+  if (tap_width > 0 && my_tokens > 0)  // run_layers leaves taps_ alone when it has no rows
+    part.insert(part.end(), taps_.begin(), taps_.begin() + my_tokens * tap_width);
   const int ranks = comm_->size();
   const uint64_t floats = part.size();
   std::vector<uint64_t> counts(ranks);
@@ -230,20 +244,34 @@ std::vector<float> Model::run_step(std::span<const BatchSequence> batch,
   std::vector<float> all(received / sizeof(float));
   comm_->alltoallv(part.data(), send_bytes.data(), all.data(), recv_bytes.data());
   if (plan_.rank != 0) return {};
-  std::vector<const float*> next(ranks);
+  // Each rank's block: its logit rows, then its token rows of taps, both in batch order.
+  std::vector<int64_t> logit_floats(ranks, 0);
+  for (size_t i = 0; i < batch.size(); ++i)
+    logit_floats[dp_rank[i]] +=
+        (batch[i].which == LogitsFor::kLastToken ? 1 : static_cast<int64_t>(batch[i].tokens.size())) *
+        vocab;
+  std::vector<const float*> next(ranks), next_tap(ranks);
   size_t offset = 0;
   for (int r = 0; r < ranks; ++r) {
     next[r] = all.data() + offset;
+    next_tap[r] = next[r] + logit_floats[r];
     offset += counts[r];
   }
   std::vector<float> logits;
   logits.reserve(all.size());
+  if (tap_width > 0) taps_.clear();
   for (size_t i = 0; i < batch.size(); ++i) {
     const int64_t rows =
         batch[i].which == LogitsFor::kLastToken ? 1 : static_cast<int64_t>(batch[i].tokens.size());
     const float*& src = next[dp_rank[i]];
     logits.insert(logits.end(), src, src + rows * vocab);
     src += rows * vocab;
+    if (tap_width > 0) {
+      const float*& tap = next_tap[dp_rank[i]];
+      const int64_t n = static_cast<int64_t>(batch[i].tokens.size()) * tap_width;
+      taps_.insert(taps_.end(), tap, tap + n);
+      tap += n;
+    }
   }
   return logits;
 }

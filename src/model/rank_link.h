@@ -18,7 +18,8 @@ enum class RankCommand : uint32_t {
   kNewPool = 2,
   kFreePool = 3,
   kStop = 4,
-  kHeartbeat = 5
+  kHeartbeat = 5,
+  kSetTaps = 6  // payload: the tapped layers (int32), for DP_EP ranks to collect their sequences'
 };
 
 struct RankHeader {
@@ -26,6 +27,7 @@ struct RankHeader {
   uint32_t count = 0;          // kStep: sequences
   uint64_t payload_bytes = 0;  // broadcast next when not zero
   int64_t args[4] = {};        // kNewPool: id, blocks, block size, dtype; kFreePool: id
+                               // kSetTaps: count of layers
 };
 
 struct Model::Link {
