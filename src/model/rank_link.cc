@@ -248,7 +248,8 @@ std::vector<float> Model::run_step(std::span<const BatchSequence> batch,
   std::vector<int64_t> logit_floats(ranks, 0);
   for (size_t i = 0; i < batch.size(); ++i)
     logit_floats[dp_rank[i]] +=
-        (batch[i].which == LogitsFor::kLastToken ? 1 : static_cast<int64_t>(batch[i].tokens.size())) *
+        (batch[i].which == LogitsFor::kLastToken ? 1
+                                                 : static_cast<int64_t>(batch[i].tokens.size())) *
         vocab;
   std::vector<const float*> next(ranks), next_tap(ranks);
   size_t offset = 0;

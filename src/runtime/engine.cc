@@ -158,6 +158,9 @@ Engine::Impl::Impl(Model& model_, const BpeTokenizer& tokenizer_, EngineOptions 
   if (options.speculative) {
     step_cost = std::make_unique<StepCostModel>(step_cost_model_for(model));
     draft_head = load_draft_head(model, *options.speculative);
+    if (draft_head && options.prefix_caching)
+      tap_store = std::make_shared<TapStore>(draft_head->tap_width(), options.kv_block_size,
+                                             kTapStoreBytes);
     if (options.speculative->method == DraftMethod::kSuffix)
       recent_outputs =
           std::make_shared<RecentOutputs>(options.speculative->suffix_max_cached_requests);
@@ -278,7 +281,7 @@ std::shared_ptr<RequestStream> Engine::submit(EngineRequest request) {
   r->arrival = arrival;
   if (impl_->options.speculative) {
     r->drafter = std::make_unique<Drafter>(*impl_->options.speculative, impl_->recent_outputs,
-                                           impl_->draft_head);
+                                           impl_->draft_head, impl_->tap_store);
     r->draft_policy = std::make_unique<DraftPolicy>(*impl_->options.speculative);
   }
   if (r->grammar) warm_first_mask(*r->grammar, impl_->options.grammar_mask_budget_ms);

@@ -131,6 +131,10 @@ struct Engine::Impl {
   std::shared_ptr<RecentOutputs> recent_outputs;  // suffix decoding's server-wide cache
   std::unique_ptr<StepCostModel> step_cost;       // set with options.speculative
   std::shared_ptr<Eagle3Head> draft_head;         // method eagle3: the head every drafter runs
+  // eagle3 with prefix caching: taps of whole blocks, so that a prefix-cache hit does not leave
+  // the head without the prefix's context (runtime/spec/tap_store.h).
+  std::shared_ptr<TapStore> tap_store;
+  static constexpr int64_t kTapStoreBytes = int64_t{256} << 20;
   std::thread thread;
   std::once_flag trie_once;
   std::shared_ptr<const TokenTrie> trie;

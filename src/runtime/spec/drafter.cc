@@ -118,7 +118,7 @@ std::vector<RecentOutputs::Match> RecentOutputs::find(std::span<const int32_t> c
 }
 
 Drafter::Drafter(const SpeculativeConfig& config, std::shared_ptr<RecentOutputs> recent,
-                 std::shared_ptr<Eagle3Head> head)
+                 std::shared_ptr<Eagle3Head> head, std::shared_ptr<TapStore> taps)
     : config_(config),
       recent_(std::move(recent)),
       index_(config.method == DraftMethod::kNgram ? config.prompt_lookup_min
@@ -126,7 +126,7 @@ Drafter::Drafter(const SpeculativeConfig& config, std::shared_ptr<RecentOutputs>
       head_(std::move(head)) {
   if (config.method == DraftMethod::kEagle3) {
     if (!head_) fail("speculative decoding: method eagle3 without a loaded head");
-    eagle_ = std::make_unique<Eagle3Drafter>(*head_);
+    eagle_ = std::make_unique<Eagle3Drafter>(*head_, std::move(taps));
   }
 }
 

@@ -60,8 +60,9 @@ class Drafter {
  public:
   // `recent` (suffix method only; may be null) is shared with other sequences. `head` (eagle3
   // only, required there) is the loaded draft head (runtime/spec/draft_head.h).
+  // `taps` (eagle3, may be null): the server's store of taps of whole blocks, shared too.
   Drafter(const SpeculativeConfig& config, std::shared_ptr<RecentOutputs> recent,
-          std::shared_ptr<Eagle3Head> head = nullptr);
+          std::shared_ptr<Eagle3Head> head = nullptr, std::shared_ptr<TapStore> taps = nullptr);
 
   // eagle3: the target's hidden-state taps of positions [first, first + count) of this sequence
   // (Model::hidden_taps rows). Ignored by the draft-free methods.

@@ -3,7 +3,63 @@
 
 #include <algorithm>
 
+#include "base/error.h"
+
 namespace minimax {
+
+Eagle3Drafter::Eagle3Drafter(Eagle3Head& head, std::shared_ptr<TapStore> store)
+    : head_(head), store_(std::move(store)) {
+  if (store_ && store_->width() != head_.tap_width())
+    fail("eagle3: a tap store of {} floats per position for a head of {}", store_->width(),
+         head_.tap_width());
+}
+
+uint64_t Eagle3Drafter::block_key(std::span<const int32_t> tokens, int64_t b) {
+  const int64_t size = store_->block_tokens();
+  while (static_cast<int64_t>(block_keys_.size()) <= b) {
+    const auto k = static_cast<int64_t>(block_keys_.size());
+    block_keys_.push_back(
+        TapStore::chain(k == 0 ? 0 : block_keys_.back(), tokens.subspan(k * size, size)));
+  }
+  return block_keys_[b];
+}
+
+void Eagle3Drafter::restore_prefix(std::span<const int32_t> tokens) {
+  restore_tried_ = true;
+  const int64_t size = store_->block_tokens();
+  next_block_ = (taps_first_ + size - 1) / size;
+  // Only before the head's first row, and from a block boundary (a prefix-cache hit ends on one).
+  if (drafted_ != base_ || taps_first_ != base_ || base_ % size != 0 ||
+      base_ > static_cast<int64_t>(tokens.size()))
+    return;
+  std::vector<std::vector<float>> found;  // blocks base_/size - 1, - 2, ...
+  for (int64_t b = base_ / size - 1; b >= 0; --b) {
+    std::vector<float> rows;
+    if (!store_->get(block_key(tokens, b), rows)) break;
+    found.push_back(std::move(rows));
+  }
+  if (found.empty()) return;
+  std::vector<float> taps;
+  taps.reserve(found.size() * found[0].size() + taps_.size());
+  for (auto it = found.rbegin(); it != found.rend(); ++it)
+    taps.insert(taps.end(), it->begin(), it->end());
+  taps.insert(taps.end(), taps_.begin(), taps_.end());
+  taps_.swap(taps);
+  base_ = drafted_ = taps_first_ = base_ - static_cast<int64_t>(found.size()) * size;
+}
+
+void Eagle3Drafter::publish_blocks(std::span<const int32_t> tokens) {
+  const int64_t size = store_->block_tokens(), width = head_.tap_width();
+  const auto final_end = static_cast<int64_t>(tokens.size()) - 1;  // the last token has no taps
+  const int64_t taps_end = taps_first_ + static_cast<int64_t>(taps_.size()) / width;
+  for (int64_t b = std::max(next_block_, (taps_first_ + size - 1) / size);
+       (b + 1) * size <= std::min(final_end, taps_end); ++b) {
+    store_->put(block_key(tokens, b), std::span<const float>(taps_).subspan(
+                                          static_cast<size_t>((b * size - taps_first_) * width),
+                                          static_cast<size_t>(size * width)));
+    next_block_ = b + 1;
+  }
+}
 
 void Eagle3Drafter::restart_at(int64_t position) {
   base_ = drafted_ = taps_first_ = position;
@@ -40,6 +96,7 @@ void Eagle3Drafter::add_taps(int64_t first, int64_t count, std::span<const float
 std::vector<int32_t> Eagle3Drafter::propose(std::span<const int32_t> tokens, int max_tokens) {
   const auto n = static_cast<int64_t>(tokens.size());
   if (base_ < 0 || max_tokens <= 0) return {};
+  if (store_ && !restore_tried_) restore_prefix(tokens);
   // Rows whose token is no longer the sequence's (a new prompt over a kept cache) are redone.
   int64_t valid = base_;
   while (valid < drafted_ && valid + 1 < n && used_[valid - base_] == tokens[valid + 1]) ++valid;
@@ -68,6 +125,7 @@ std::vector<int32_t> Eagle3Drafter::propose(std::span<const int32_t> tokens, int
     draft[0] = head_.forward(cache_, row_tokens_, row_slots_, rows, width, hidden_);
     used_.insert(used_.end(), row_tokens_.begin(), row_tokens_.end());
   }
+  if (store_) publish_blocks(tokens);
   // Taps before the last token's position are no longer read.
   taps_.erase(taps_.begin(), taps_.begin() + (n - 1 - taps_first_) * width);
   drafted_ = taps_first_ = n - 1;

@@ -21,6 +21,7 @@
 #include "runtime/spec/draft_head.h"
 #include "runtime/spec/eagle3_drafter.h"
 #include "runtime/spec/model_step_cost.h"
+#include "runtime/spec/tap_store.h"
 
 // A named namespace: the unity build compiles this file with engine_spec_test.cc.
 namespace minimax::eagle3_test {
@@ -177,6 +178,55 @@ TEST_P(Eagle3Test, CatchingUpStepByStepProposesWhatAFreshHeadProposes) {
   }
   EXPECT_EQ(proposals, 12);
   for (int32_t id : incremental.propose(sequence, 4)) EXPECT_LT(id, t.model->config().vocab_size);
+}
+
+TEST_P(Eagle3Test, APrefixCacheHitDraftsWithTheStoredTapsOfThePrefix) {
+  TinyModel& t = tiny(GetParam(), /*invariant=*/true);
+  RandomHead files(*t.model);
+  const std::shared_ptr<Eagle3Head> head =
+      Eagle3Head::load(files.path, *t.model, /*batch_invariant=*/true);
+  t.model->set_hidden_taps(head->config().tap_layers);
+  const auto width = static_cast<size_t>(head->tap_width());
+  // The target has run all 41 tokens but the last; a second request over the same prompt finds
+  // the first 32 in the prefix cache, so its taps start at position 32.
+  const std::vector<int32_t> sequence = prompt_ids(41, 6);
+  std::vector<float> taps;
+  {
+    ModelSession session(*t.model, 64);
+    session.set_tap_sink([&](int64_t first, int64_t count, std::span<const float> rows) {
+      taps.resize(static_cast<size_t>(first + count) * width);
+      std::copy(rows.begin(), rows.end(), taps.begin() + first * static_cast<int64_t>(width));
+    });
+    session.prefill(std::span<const int32_t>(sequence).first(sequence.size() - 1));
+  }
+  const auto n = static_cast<int64_t>(sequence.size());
+  auto store = std::make_shared<TapStore>(head->tap_width(), 16, int64_t{1} << 20);
+  Eagle3Drafter first(*head, store);
+  first.add_taps(0, n - 1, taps);
+  const std::vector<int32_t> want = first.propose(sequence, 4);
+  ASSERT_EQ(want.size(), 4u);
+  EXPECT_EQ(store->blocks(), 2);  // positions 0-31: the whole blocks before the last token
+
+  const std::span<const float> after_hit = std::span<const float>(taps).subspan(32 * width);
+  Eagle3Drafter second(*head, store);
+  second.add_taps(32, n - 1 - 32, after_hit);
+  EXPECT_EQ(second.propose(sequence, 4), want);
+  // Without the store the head starts at position 32 and drafts from less context; if it drafted
+  // the same, the check above could not tell a store that works from one that does nothing.
+  Eagle3Drafter alone(*head);
+  alone.add_taps(32, n - 1 - 32, after_hit);
+  EXPECT_NE(alone.propose(sequence, 4), want) << "the head does not read the prefix's context";
+  // Blocks come back as far as the store holds them without a gap: with block 0 missing, the
+  // head starts at position 16, as if the target had run from there.
+  auto partial = std::make_shared<TapStore>(head->tap_width(), 16, int64_t{1} << 20);
+  partial->put(TapStore::chain(TapStore::chain(0, std::span(sequence).first(16)),
+                               std::span(sequence).subspan(16, 16)),
+               std::span<const float>(taps).subspan(16 * width, 16 * width));
+  Eagle3Drafter gap(*head, partial);
+  gap.add_taps(32, n - 1 - 32, after_hit);
+  Eagle3Drafter from16(*head);
+  from16.add_taps(16, n - 1 - 16, std::span<const float>(taps).subspan(16 * width));
+  EXPECT_EQ(gap.propose(sequence, 4), from16.propose(sequence, 4));
 }
 
 INSTANTIATE_TEST_SUITE_P(Arch, Eagle3Test, ::testing::Values(Arch::kM2, Arch::kM3),
