@@ -3,8 +3,11 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
 
@@ -23,8 +26,45 @@ std::string hint_for(const std::string& key, const CLI::App& command) {
   return " (keys are the names of `" + command.get_name() + "` flags, without the dashes)";
 }
 
+// A YAML value as JSON: plain scalars that read as booleans, null or numbers become those, quoted
+// ones stay strings.
+nlohmann::json json_of(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map: {
+      nlohmann::json object = nlohmann::json::object();
+      for (const auto& entry : node) object[entry.first.as<std::string>()] = json_of(entry.second);
+      return object;
+    }
+    case YAML::NodeType::Sequence: {
+      nlohmann::json array = nlohmann::json::array();
+      for (const YAML::Node& item : node) array.push_back(json_of(item));
+      return array;
+    }
+    case YAML::NodeType::Scalar: {
+      const std::string& text = node.Scalar();
+      if (node.Tag() == "!") return text;  // quoted
+      if (text == "true" || text == "True" || text == "TRUE") return true;
+      if (text == "false" || text == "False" || text == "FALSE") return false;
+      if (text == "null" || text == "~" || text.empty()) return nullptr;
+      int64_t integer = 0;
+      const char* end = text.data() + text.size();
+      if (auto r = std::from_chars(text.data(), end, integer); r.ec == std::errc() && r.ptr == end)
+        return integer;
+      char* parsed = nullptr;
+      const double number = std::strtod(text.c_str(), &parsed);
+      if (parsed == text.c_str() + text.size()) return number;
+      return text;
+    }
+    default:
+      return nullptr;
+  }
+}
+
+// `text_flag`: the flag takes text, so a map may be written in YAML for a flag whose value is JSON
+// (`speculative-config:` with its keys below it, as vLLM's --config reads a dict); it is handed
+// to the flag as the JSON text the command line would give.
 std::vector<std::string> inputs_of(const YAML::Node& value, const std::string& key,
-                                   const std::string& file) {
+                                   const std::string& file, bool text_flag) {
   switch (value.Type()) {
     case YAML::NodeType::Scalar:
       return {value.Scalar()};
@@ -39,6 +79,7 @@ std::vector<std::string> inputs_of(const YAML::Node& value, const std::string& k
       return inputs;
     }
     case YAML::NodeType::Map:
+      if (text_flag) return {json_of(value).dump()};
       fail("recipe '{}': key '{}' is a map; a recipe's values are flag values", file, key);
     default:
       fail("recipe '{}': key '{}' has no value", file, key);
@@ -94,7 +135,8 @@ std::vector<RecipeItem> read_recipe(const std::string& text, const std::string& 
         key.empty() || key[0] == '-' ? nullptr : command.get_option_no_throw("--" + key);
     if (option == nullptr)
       fail("recipe '{}' line {}: unknown key '{}'{}", file, line, key, hint_for(key, command));
-    RecipeItem item{key, inputs_of(entry.second, key, file), line};
+    RecipeItem item{key, inputs_of(entry.second, key, file, option->get_type_name() == "TEXT"),
+                    line};
     if (item.inputs.size() > 1 && option->get_expected_max() <= 1)
       fail("recipe '{}' line {}: key '{}' takes one value, got a list of {}", file, line, key,
            item.inputs.size());

@@ -1,8 +1,9 @@
 // `serve --config RECIPE.yaml`: a deployment recipe, as vLLM's `--config`. Each top-level YAML key
 // is the name of one of the subcommand's flags without its dashes (`tensor-parallel-size: 8`) and
 // means exactly what the flag means, because it is handed to the same CLI11 option. A flag given
-// on the command line wins over the recipe. Unknown keys, nested maps and a `config` key are errors
-// that name the key and the file.
+// on the command line wins over the recipe. A map is handed to a text flag as JSON (a JSON-valued
+// flag such as speculative-config written as YAML); unknown keys, maps for other flags and a
+// `config` key are errors that name the key and the file.
 #pragma once
 
 #include <CLI/CLI.hpp>

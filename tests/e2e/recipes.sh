@@ -96,3 +96,25 @@ reply=$(curl -sf "http://127.0.0.1:$PORT/v1/chat/completions" -H 'Content-Type: 
 grep -q '"finish_reason"' <<<"$reply" || { echo "FAIL reply: $reply"; exit 1; }
 grep -q "max_model_len 4096" "$WORK/serve.log" || { echo "FAIL log: $(cat "$WORK/serve.log")"; exit 1; }
 echo "ok   the bundled model's recipe serves"
+
+# A JSON-valued flag written as YAML (as vLLM's --config takes a dict): the EAGLE-3 head of the
+# bundled model from a recipe, drafting.
+cat >"$WORK/eagle3.yaml" <<YAML
+model: models/minimax-m3-tiny
+threads: 1
+speculative-config:
+  method: eagle3
+  model: models/minimax-m3-tiny-eagle3
+  num_speculative_tokens: 4
+  adaptive: false
+YAML
+"$MINIMAX" serve --config "$WORK/eagle3.yaml" --port 0 2>"$WORK/eagle3.log" &
+SERVER_PIDS+=($!)
+wait_listening "$WORK/eagle3.log" $!
+reply=$(curl -sf "http://127.0.0.1:$PORT/v1/chat/completions" -H 'Content-Type: application/json' \
+  -d '{"model":"minimax-m3-tiny","messages":[{"role":"user","content":"What is 417 + 385?"}],
+       "max_tokens":48,"temperature":0}')
+grep -q '"finish_reason"' <<<"$reply" || { echo "FAIL eagle3 reply: $reply"; exit 1; }
+drafts=$(curl -sf "http://127.0.0.1:$PORT/metrics" | sed -n 's/^vllm:spec_decode_num_drafts_total{[^}]*} //p')
+[[ -n $drafts && ${drafts%.*} -gt 0 ]] || { echo "FAIL no drafts from the recipe's head: '$drafts'"; exit 1; }
+echo "ok   a recipe's speculative-config written as YAML serves with the EAGLE-3 head ($drafts drafts)"

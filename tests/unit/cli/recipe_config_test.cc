@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "base/error.h"
@@ -103,6 +104,31 @@ TEST(RecipeConfig, UnknownKeysNameTheKeyTheLineAndTheFile) {
 TEST(RecipeConfig, UnderscoreSpellingsGetTheFlagNameAsAHint) {
   const std::string error = recipe_error_of("model: m\nkv_cache_memory: 2GiB\n");
   EXPECT_NE(error.find("did you mean 'kv-cache-memory'"), std::string::npos) << error;
+}
+
+TEST(RecipeConfig, AMapForATextFlagIsHandedOverAsJson) {
+  // `speculative-config` written as YAML, as vLLM's --config takes a dict: the flag gets the JSON
+  // text the command line would give (numbers and booleans typed, quoted values strings).
+  CLI::App app{"test"};
+  CLI::App* serve = app.add_subcommand("serve");
+  std::string model, spec;
+  serve->add_option("--model", model);
+  serve->add_option("--speculative-config", spec);
+  const std::vector<RecipeItem> items = read_recipe(
+      "model: m\n"
+      "speculative-config:\n"
+      "  method: ngram\n"
+      "  num_speculative_tokens: 8\n"
+      "  suffix_decoding_min_token_prob: 0.25\n"
+      "  adaptive: false\n"
+      "  model: \"007\"\n",
+      "r.yaml", *serve);
+  ASSERT_EQ(items.size(), 2u);
+  ASSERT_EQ(items[1].inputs.size(), 1u);
+  EXPECT_EQ(nlohmann::json::parse(items[1].inputs[0]),
+            nlohmann::json::parse(R"({"method": "ngram", "num_speculative_tokens": 8,
+                                      "suffix_decoding_min_token_prob": 0.25, "adaptive": false,
+                                      "model": "007"})"));
 }
 
 TEST(RecipeConfig, MistakesInShapeAreErrorsNamingTheKey) {
