@@ -61,6 +61,11 @@ MemoryPlan plan_memory(const MemoryPlanInputs& in) {
                      rank.kv_per_token, whole_kv);
   out += fmt::format("  this host      {} (MemTotal or the cgroup limit), {} available now\n",
                      gib(double(in.host_bytes)), gib(double(in.available_bytes)));
+  if (in.draft_bytes > 0)
+    out += fmt::format(
+        "  draft head     {} (the EAGLE-3 head's weights and the server's tap store), beside the "
+        "KV pool\n",
+        gib(double(in.draft_bytes)));
   // The pool as serve sizes it: auto takes its share of what the weights leave, per rank; a size
   // counts the whole model's KV, of which each rank holds its heads' part.
   int64_t tokens = 0;
@@ -69,7 +74,7 @@ MemoryPlan plan_memory(const MemoryPlanInputs& in) {
     KvMemoryInputs kv;
     kv.host_bytes = in.host_bytes;
     kv.weights_bytes = weights_on_host;
-    kv.reserve_bytes = kKvReserveBytes;
+    kv.reserve_bytes = kKvReserveBytes + in.draft_bytes;
     kv.utilization = in.utilization;
     kv.ranks_on_host = in.ranks_on_host;
     kv.bytes_per_token = rank.kv_per_token;
@@ -82,15 +87,16 @@ MemoryPlan plan_memory(const MemoryPlanInputs& in) {
     }
     if (plan.fits)
       out += fmt::format(
-          "  KV pool        {} per rank: {} × (memory − weights − {} reserve){}, at most what {} "
+          "  KV pool        {} per rank: {} × (memory − weights − {} reserve{}){}, at most what {} "
           "requests of {} tokens fill\n",
           gib(double(tokens * rank.kv_per_token)), in.utilization, gib(double(kKvReserveBytes)),
+          in.draft_bytes > 0 ? fmt::format(" − {} draft head", gib(double(in.draft_bytes))) : "",
           in.ranks_on_host > 1 ? fmt::format(" / {} ranks", in.ranks_on_host) : "", in.max_num_seqs,
           context);
   } else {
     tokens = in.kv_cache_bytes / whole_kv;
-    const int64_t needed =
-        weights_on_host + tokens * rank.kv_per_token * in.ranks_on_host + kKvReserveBytes;
+    const int64_t needed = weights_on_host + tokens * rank.kv_per_token * in.ranks_on_host +
+                           kKvReserveBytes + in.draft_bytes;
     out += fmt::format(
         "  KV pool        {} per rank (--kv-cache-memory {} counts the whole model's KV); this "
         "host needs {} with the weights and the reserve\n",

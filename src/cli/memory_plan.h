@@ -27,6 +27,7 @@ struct MemoryPlanInputs {
   int ranks_on_host = 1;
   int64_t context = 0;  // --max-model-len, or 0 for the model's own
   int64_t max_num_seqs = 16;
+  int64_t draft_bytes = 0;  // speculation's memory beside the model (draft_memory_bytes)
   int64_t host_bytes = 0;        // usable_memory_bytes(): MemTotal or the cgroup limit
   int64_t available_bytes = 0;   // available_memory_bytes(): what is free now
   double read_gbps = 0;          // 0: no decode bound

@@ -79,7 +79,8 @@ KvMemoryInputs kv_memory_inputs(const ServeArgs& args, const Model& model,
   KvMemoryInputs in;
   in.host_bytes = usable_memory_bytes();
   in.weights_bytes = static_cast<int64_t>(model.weights().mapped_bytes);
-  in.reserve_bytes = kReserveBytes;
+  in.reserve_bytes =
+      kReserveBytes + (engine.speculative ? draft_memory_bytes(*engine.speculative) : 0);
   in.utilization = args.memory_utilization;
   in.ranks_on_host = ranks_on_this_host();
   // Each rank holds its KV heads' part of a token: the pool is sized per rank.
@@ -218,6 +219,7 @@ void dry_run(const ServeArgs& args, const CLI::App& cmd) {
   in.ranks_on_host = ranks_on_this_host();
   in.context = args.max_model_len;
   in.max_num_seqs = args.max_num_seqs;
+  if (pre.speculative) in.draft_bytes = draft_memory_bytes(*pre.speculative);
   in.host_bytes = usable_memory_bytes();
   in.available_bytes = available_memory_bytes();
   ThreadPool pool(args.threads);
@@ -379,6 +381,7 @@ void run_serve(const ServeArgs& args) {
   service.request_timeout_seconds = args.request_timeout;
 
   EngineOptions engine_options;
+  engine_options.speculative = spec;  // before the pool: a draft head's memory comes off it
   engine_options.kv_cache_bytes = pre.kv_cache_bytes;
   engine_options.kv_block_size = args.block_size;
   engine_options.kv_cache_dtype = kv_cache_dtype(args.kv_cache_dtype);
@@ -403,7 +406,6 @@ void run_serve(const ServeArgs& args) {
   engine_options.max_model_len_name = "--max-model-len";
   engine_options.allow_long_context = args.allow_long_context;
   engine_options.allow_long_context_name = "--allow-long-max-model-len";
-  engine_options.speculative = spec;
   if (spec) log_info("serve: speculative decoding: {}", describe_speculation(*spec));
   engine = std::make_unique<Engine>(model->model(), model->tokenizer(), engine_options);
   routes = std::make_unique<OpenAiService>(*model, *engine, service);

@@ -3,6 +3,10 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+
+#include "runtime/spec/tap_store.h"
+
 namespace minimax::cli {
 
 void add_speculative_config_flag(CLI::App* cmd, std::string& value) {
@@ -22,6 +26,16 @@ std::string describe_speculation(const SpeculativeConfig& config) {
   return fmt::format("{}, up to {} draft tokens{} (batch-invariant kernels)",
                      draft_method_name(config.method), config.num_speculative_tokens,
                      config.adaptive ? " where they pay" : " every step");
+}
+
+int64_t draft_memory_bytes(const SpeculativeConfig& config) {
+  if (config.method != DraftMethod::kEagle3) return 0;
+  int64_t bytes = TapStore::kServerBytes;
+  std::error_code error;
+  for (const auto& entry : std::filesystem::directory_iterator(config.model, error))
+    if (entry.path().extension() == ".safetensors")
+      bytes += static_cast<int64_t>(entry.file_size(error));
+  return bytes;
 }
 
 }  // namespace minimax::cli

@@ -160,7 +160,7 @@ Engine::Impl::Impl(Model& model_, const BpeTokenizer& tokenizer_, EngineOptions 
     draft_head = load_draft_head(model, *options.speculative);
     if (draft_head && options.prefix_caching)
       tap_store = std::make_shared<TapStore>(draft_head->tap_width(), options.kv_block_size,
-                                             kTapStoreBytes);
+                                             TapStore::kServerBytes);
     if (options.speculative->method == DraftMethod::kSuffix)
       recent_outputs =
           std::make_shared<RecentOutputs>(options.speculative->suffix_max_cached_requests);

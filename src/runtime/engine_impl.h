@@ -134,7 +134,6 @@ struct Engine::Impl {
   // eagle3 with prefix caching: taps of whole blocks, so that a prefix-cache hit does not leave
   // the head without the prefix's context (runtime/spec/tap_store.h).
   std::shared_ptr<TapStore> tap_store;
-  static constexpr int64_t kTapStoreBytes = int64_t{256} << 20;
   std::thread thread;
   std::once_flag trie_once;
   std::shared_ptr<const TokenTrie> trie;

@@ -108,6 +108,16 @@ speculative-config:
   num_speculative_tokens: 4
   adaptive: false
 YAML
+# Its dry run counts the head and the tap store beside the pool, which shrinks by their share.
+tokens_of() { sed -n 's/^  tokens *\([0-9]*\) in the KV pool.*/\1/p' <<<"$1"; }
+big=(--port 0 --max-model-len 65536 --max-num-seqs 1024 --dry-run)
+with=$("$MINIMAX" serve --config "$WORK/eagle3.yaml" "${big[@]}")
+without=$("$MINIMAX" serve --model models/minimax-m3-tiny "${big[@]}")
+grep -q "draft head .*EAGLE-3 head's weights and the server's tap store" <<<"$with" ||
+  { echo "FAIL no draft head in the plan: $with"; exit 1; }
+(($(tokens_of "$with") < $(tokens_of "$without"))) ||
+  { echo "FAIL the pool did not leave room for the head: $with / $without"; exit 1; }
+echo "ok   the dry run's memory plan leaves room for the EAGLE-3 head and its tap store"
 "$MINIMAX" serve --config "$WORK/eagle3.yaml" --port 0 2>"$WORK/eagle3.log" &
 SERVER_PIDS+=($!)
 wait_listening "$WORK/eagle3.log" $!

@@ -19,6 +19,9 @@ namespace minimax {
 
 class TapStore {
  public:
+  // What a server's store may hold (the engine's; the memory plan counts it).
+  static constexpr int64_t kServerBytes = int64_t{256} << 20;
+
   // `width`: floats per position (Eagle3Head::tap_width); `block_tokens`: positions per block
   // (the engine's KV block, so a prefix-cache hit ends on a block boundary).
   TapStore(int64_t width, int64_t block_tokens, int64_t max_bytes);
