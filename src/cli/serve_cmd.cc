@@ -80,7 +80,8 @@ KvMemoryInputs kv_memory_inputs(const ServeArgs& args, const Model& model,
   in.host_bytes = usable_memory_bytes();
   in.weights_bytes = static_cast<int64_t>(model.weights().mapped_bytes);
   in.reserve_bytes =
-      kReserveBytes + (engine.speculative ? draft_memory_bytes(*engine.speculative) : 0);
+      kReserveBytes +
+      (engine.speculative ? draft_memory_bytes(*engine.speculative, engine.prefix_caching) : 0);
   in.utilization = args.memory_utilization;
   in.ranks_on_host = ranks_on_this_host();
   // Each rank holds its KV heads' part of a token: the pool is sized per rank.
@@ -219,7 +220,8 @@ void dry_run(const ServeArgs& args, const CLI::App& cmd) {
   in.ranks_on_host = ranks_on_this_host();
   in.context = args.max_model_len;
   in.max_num_seqs = args.max_num_seqs;
-  if (pre.speculative) in.draft_bytes = draft_memory_bytes(*pre.speculative);
+  if (pre.speculative)
+    in.draft_bytes = draft_memory_bytes(*pre.speculative, !args.no_prefix_caching);
   in.host_bytes = usable_memory_bytes();
   in.available_bytes = available_memory_bytes();
   ThreadPool pool(args.threads);
@@ -381,7 +383,9 @@ void run_serve(const ServeArgs& args) {
   service.request_timeout_seconds = args.request_timeout;
 
   EngineOptions engine_options;
-  engine_options.speculative = spec;  // before the pool: a draft head's memory comes off it
+  // Before the pool: a draft head's memory (and its tap store, with prefix caching) comes off it.
+  engine_options.speculative = spec;
+  engine_options.prefix_caching = !args.no_prefix_caching;
   engine_options.kv_cache_bytes = pre.kv_cache_bytes;
   engine_options.kv_block_size = args.block_size;
   engine_options.kv_cache_dtype = kv_cache_dtype(args.kv_cache_dtype);
@@ -399,7 +403,6 @@ void run_serve(const ServeArgs& args) {
   engine_options.max_batched_tokens = args.max_batched_tokens;
   engine_options.max_waiting = args.max_waiting;
   engine_options.grammar_mask_budget_ms = args.grammar_mask_budget_ms;
-  engine_options.prefix_caching = !args.no_prefix_caching;
   engine_options.model_name = service.served_model_name;
   engine_options.max_model_len = args.max_model_len;  // 0: the engine resolves it
   engine_options.kv_cache_bytes_name = "--kv-cache-memory " + args.kv_cache_memory;

@@ -28,9 +28,9 @@ std::string describe_speculation(const SpeculativeConfig& config) {
                      config.adaptive ? " where they pay" : " every step");
 }
 
-int64_t draft_memory_bytes(const SpeculativeConfig& config) {
+int64_t draft_memory_bytes(const SpeculativeConfig& config, bool prefix_caching) {
   if (config.method != DraftMethod::kEagle3) return 0;
-  int64_t bytes = TapStore::kServerBytes;
+  int64_t bytes = prefix_caching ? TapStore::kServerBytes : 0;
   std::error_code error;
   for (const auto& entry : std::filesystem::directory_iterator(config.model, error))
     if (entry.path().extension() == ".safetensors")

@@ -19,7 +19,8 @@ std::optional<SpeculativeConfig> speculative_config_of(const std::string& value)
 // The summary line commands print: "ngram, up to 16 draft tokens (batch-invariant kernels)".
 std::string describe_speculation(const SpeculativeConfig& config);
 // Host memory speculation takes beside the model and its KV pool: an EAGLE-3 head's weights (its
-// safetensors files) and the server's tap store; 0 for the draft-free methods.
-int64_t draft_memory_bytes(const SpeculativeConfig& config);
+// safetensors files) and, with prefix caching, the server's tap store; 0 for the draft-free
+// methods.
+int64_t draft_memory_bytes(const SpeculativeConfig& config, bool prefix_caching);
 
 }  // namespace minimax::cli

@@ -244,13 +244,13 @@ std::vector<float> Model::run_step(std::span<const BatchSequence> batch,
   std::vector<float> all(received / sizeof(float));
   comm_->alltoallv(part.data(), send_bytes.data(), all.data(), recv_bytes.data());
   if (plan_.rank != 0) return {};
+  const auto logit_rows = [&](size_t i) {
+    return batch[i].which == LogitsFor::kLastToken ? 1
+                                                   : static_cast<int64_t>(batch[i].tokens.size());
+  };
   // Each rank's block: its logit rows, then its token rows of taps, both in batch order.
   std::vector<int64_t> logit_floats(ranks, 0);
-  for (size_t i = 0; i < batch.size(); ++i)
-    logit_floats[dp_rank[i]] +=
-        (batch[i].which == LogitsFor::kLastToken ? 1
-                                                 : static_cast<int64_t>(batch[i].tokens.size())) *
-        vocab;
+  for (size_t i = 0; i < batch.size(); ++i) logit_floats[dp_rank[i]] += logit_rows(i) * vocab;
   std::vector<const float*> next(ranks), next_tap(ranks);
   size_t offset = 0;
   for (int r = 0; r < ranks; ++r) {
@@ -262,8 +262,7 @@ std::vector<float> Model::run_step(std::span<const BatchSequence> batch,
   logits.reserve(all.size());
   if (tap_width > 0) taps_.clear();
   for (size_t i = 0; i < batch.size(); ++i) {
-    const int64_t rows =
-        batch[i].which == LogitsFor::kLastToken ? 1 : static_cast<int64_t>(batch[i].tokens.size());
+    const int64_t rows = logit_rows(i);
     const float*& src = next[dp_rank[i]];
     logits.insert(logits.end(), src, src + rows * vocab);
     src += rows * vocab;
