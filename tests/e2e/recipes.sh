@@ -87,13 +87,25 @@ grep -q "recipe '$WORK/bad.yaml' line 2: unknown key 'max_model_len' (did you me
   "$WORK/err" || { echo "FAIL error: $(cat "$WORK/err")"; exit 1; }
 echo "ok   an unknown key is named with its file and line"
 
-"$MINIMAX" serve --config recipes/minimax-m3-tiny.yaml --port 0 --threads 1 2>"$WORK/serve.log" &
-SERVER_PIDS+=($!)
-wait_listening "$WORK/serve.log" $!
-reply=$(curl -sf "http://127.0.0.1:$PORT/v1/chat/completions" -H 'Content-Type: application/json' \
-  -d '{"model":"minimax-m3-tiny","messages":[{"role":"user","content":"What is 2 + 3?"}],
-       "max_tokens":8,"temperature":0}')
-grep -q '"finish_reason"' <<<"$reply" || { echo "FAIL reply: $reply"; exit 1; }
+# serve_recipe LOG ARGS...: starts `serve ARGS` on a free port (PORT), waits until it listens.
+serve_recipe() {
+  local log=$1
+  shift
+  "$MINIMAX" serve "$@" --port 0 2>"$log" &
+  SERVER_PIDS+=($!)
+  wait_listening "$log" $!
+}
+# ask QUESTION MAX_TOKENS: a greedy chat completion from the server on PORT; fails without an answer.
+ask() {
+  local reply
+  reply=$(curl -sf "http://127.0.0.1:$PORT/v1/chat/completions" -H 'Content-Type: application/json' \
+    -d "{\"model\":\"minimax-m3-tiny\",\"messages\":[{\"role\":\"user\",\"content\":\"$1\"}],
+         \"max_tokens\":$2,\"temperature\":0}")
+  grep -q '"finish_reason"' <<<"$reply" || { echo "FAIL reply to '$1': $reply"; exit 1; }
+}
+
+serve_recipe "$WORK/serve.log" --config recipes/minimax-m3-tiny.yaml --threads 1
+ask "What is 2 + 3?" 8
 grep -q "max_model_len 4096" "$WORK/serve.log" || { echo "FAIL log: $(cat "$WORK/serve.log")"; exit 1; }
 echo "ok   the bundled model's recipe serves"
 
@@ -118,13 +130,8 @@ grep -q "draft head .*EAGLE-3 head's weights and the server's tap store" <<<"$wi
 (($(tokens_of "$with") < $(tokens_of "$without"))) ||
   { echo "FAIL the pool did not leave room for the head: $with / $without"; exit 1; }
 echo "ok   the dry run's memory plan leaves room for the EAGLE-3 head and its tap store"
-"$MINIMAX" serve --config "$WORK/eagle3.yaml" --port 0 2>"$WORK/eagle3.log" &
-SERVER_PIDS+=($!)
-wait_listening "$WORK/eagle3.log" $!
-reply=$(curl -sf "http://127.0.0.1:$PORT/v1/chat/completions" -H 'Content-Type: application/json' \
-  -d '{"model":"minimax-m3-tiny","messages":[{"role":"user","content":"What is 417 + 385?"}],
-       "max_tokens":48,"temperature":0}')
-grep -q '"finish_reason"' <<<"$reply" || { echo "FAIL eagle3 reply: $reply"; exit 1; }
+serve_recipe "$WORK/eagle3.log" --config "$WORK/eagle3.yaml"
+ask "What is 417 + 385?" 48
 drafts=$(curl -sf "http://127.0.0.1:$PORT/metrics" | sed -n 's/^vllm:spec_decode_num_drafts_total{[^}]*} //p')
 [[ -n $drafts && ${drafts%.*} -gt 0 ]] || { echo "FAIL no drafts from the recipe's head: '$drafts'"; exit 1; }
 echo "ok   a recipe's speculative-config written as YAML serves with the EAGLE-3 head ($drafts drafts)"

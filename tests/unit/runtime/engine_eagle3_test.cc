@@ -136,6 +136,13 @@ TEST_P(Eagle3Test, GenerationLoopOutputsEqualThePlainLoop) {
   EXPECT_GT(got.stats.spec_draft_tokens, 2 * got.stats.spec_drafts);
 }
 
+// Keeps the rows of a tap sink call by position: all[p · width ...] holds position p's taps.
+void keep_by_position(std::vector<float>& all, size_t width, int64_t first, int64_t count,
+                      std::span<const float> taps) {
+  all.resize(static_cast<size_t>(first + count) * width);
+  std::copy(taps.begin(), taps.end(), all.begin() + first * static_cast<int64_t>(width));
+}
+
 TEST_P(Eagle3Test, CatchingUpStepByStepProposesWhatAFreshHeadProposes) {
   TinyModel& t = tiny(GetParam(), /*invariant=*/true);
   RandomHead files(*t.model);
@@ -149,8 +156,7 @@ TEST_P(Eagle3Test, CatchingUpStepByStepProposesWhatAFreshHeadProposes) {
   ModelSession session(*t.model, 256);
   session.set_tap_sink([&](int64_t first, int64_t count, std::span<const float> taps) {
     incremental.add_taps(first, count, taps);
-    all_taps.resize(static_cast<size_t>(first + count) * width);
-    std::copy(taps.begin(), taps.end(), all_taps.begin() + first * static_cast<int64_t>(width));
+    keep_by_position(all_taps, width, first, count, taps);
   });
   // The target has run every token but the sequence's last, as after a verify step.
   std::vector<int32_t> sequence = prompt_ids(30, 4);
@@ -194,8 +200,7 @@ TEST_P(Eagle3Test, APrefixCacheHitDraftsWithTheStoredTapsOfThePrefix) {
   {
     ModelSession session(*t.model, 64);
     session.set_tap_sink([&](int64_t first, int64_t count, std::span<const float> rows) {
-      taps.resize(static_cast<size_t>(first + count) * width);
-      std::copy(rows.begin(), rows.end(), taps.begin() + first * static_cast<int64_t>(width));
+      keep_by_position(taps, width, first, count, rows);
     });
     session.prefill(std::span<const int32_t>(sequence).first(sequence.size() - 1));
   }
