@@ -142,12 +142,39 @@ void Eagle3Head::reserve(Eagle3Cache& cache, int64_t slots) {
 int32_t Eagle3Head::forward(Eagle3Cache& cache, std::span<const int32_t> tokens,
                             std::span<const int32_t> slots, std::span<const float> hidden,
                             int64_t width, std::vector<float>& next_hidden) {
-  const auto T = static_cast<int64_t>(tokens.size());
-  if (T == 0 || slots.size() != tokens.size() || hidden.size() != static_cast<size_t>(T * width) ||
-      (width != tap_width() && width != config_.hidden_size))
-    fail("EAGLE-3 head: {} tokens, {} slots and {} hidden values of width {} do not fit", T,
-         slots.size(), hidden.size(), width);
-  reserve(cache, int64_t{slots.back()} + 1);
+  Rows rows{.cache = &cache,
+            .tokens = tokens,
+            .slots = slots,
+            .hidden = hidden,
+            .next_hidden = &next_hidden};
+  forward_batch(std::span(&rows, 1), width);
+  return rows.draft;
+}
+
+void Eagle3Head::forward_batch(std::span<Rows> batch, int64_t width) {
+  if (width != tap_width() && width != config_.hidden_size)
+    fail("EAGLE-3 head: rows of width {}, expected {} (taps) or {} (chained)", width, tap_width(),
+         config_.hidden_size);
+  // Each sequence's rows start at first[s] of the pass.
+  std::vector<int64_t> first;
+  std::vector<int32_t> all_tokens, all_slots;
+  std::vector<float> all_hidden;
+  for (Rows& r : batch) {
+    const auto n = static_cast<int64_t>(r.tokens.size());
+    if (n == 0 || r.slots.size() != r.tokens.size() ||
+        r.hidden.size() != static_cast<size_t>(n * width) || r.cache == nullptr ||
+        r.next_hidden == nullptr)
+      fail("EAGLE-3 head: {} tokens, {} slots and {} hidden values of width {} do not fit", n,
+           r.slots.size(), r.hidden.size(), width);
+    reserve(*r.cache, int64_t{r.slots.back()} + 1);
+    first.push_back(static_cast<int64_t>(all_tokens.size()));
+    all_tokens.insert(all_tokens.end(), r.tokens.begin(), r.tokens.end());
+    all_slots.insert(all_slots.end(), r.slots.begin(), r.slots.end());
+    all_hidden.insert(all_hidden.end(), r.hidden.begin(), r.hidden.end());
+  }
+  if (batch.empty()) return;
+  const auto T = static_cast<int64_t>(all_tokens.size());
+  const auto S = static_cast<int64_t>(batch.size());
   const Eagle3Config& c = config_;
   const int64_t H = c.hidden_size, q_width = int64_t{c.num_heads} * c.head_dim,
                 kv_width = int64_t{c.num_kv_heads} * c.head_dim;
@@ -155,9 +182,9 @@ int32_t Eagle3Head::forward(Eagle3Cache& cache, std::span<const int32_t> tokens,
   const KernelOps& ops = backend_->ops();
   Workspace& ws = backend_->workspace();
   ws.begin_step();
-  const int32_t* token_ids = backend_->upload<int32_t>(tokens);
-  const int32_t* positions = backend_->upload<int32_t>(slots);
-  const float* in = backend_->upload<float>(hidden);
+  const int32_t* token_ids = backend_->upload<int32_t>(all_tokens);
+  const int32_t* positions = backend_->upload<int32_t>(all_slots);
+  const float* in = backend_->upload<float>(all_hidden);
   // The fused hidden state: fc over the three taps, or the chained draft's own output.
   float* x = ws.take<float>(T * H);
   if (width == tap_width())
@@ -186,24 +213,35 @@ int32_t Eagle3Head::forward(Eagle3Cache& cache, std::span<const int32_t> tokens,
   const RopeParams k_rope{c.num_kv_heads, c.head_dim, c.head_dim, c.rope_theta};
   ops.rope(q, T, positions, q_rope, pool_);
   ops.rope(k, T, positions, k_rope, pool_);
-  ops.store_kv(
-      {.rows = k, .T = T, .width = kv_width, .positions = positions, .storage = cache.k_.data()});
-  ops.store_kv(
-      {.rows = v, .T = T, .width = kv_width, .positions = positions, .storage = cache.v_.data()});
   float* attended = ws.take<float>(T * q_width);
-  AttentionArgs attention;
-  attention.q = q;
-  attention.T = T;
-  attention.num_heads = c.num_heads;
-  attention.num_kv_heads = c.num_kv_heads;
-  attention.head_dim = c.head_dim;
-  attention.k_cache = cache.k_.data();
-  attention.v_cache = cache.v_.data();
-  attention.cache_stride = kv_width;
-  attention.positions = positions;
-  attention.scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
-  attention.out = attended;
-  ops.attention(attention, pool_);
+  for (int64_t s = 0; s < S; ++s) {
+    const int64_t at = first[static_cast<size_t>(s)];
+    const auto n = static_cast<int64_t>(batch[static_cast<size_t>(s)].tokens.size());
+    Eagle3Cache& cache = *batch[static_cast<size_t>(s)].cache;
+    ops.store_kv({.rows = k + at * kv_width,
+                  .T = n,
+                  .width = kv_width,
+                  .positions = positions + at,
+                  .storage = cache.k_.data()});
+    ops.store_kv({.rows = v + at * kv_width,
+                  .T = n,
+                  .width = kv_width,
+                  .positions = positions + at,
+                  .storage = cache.v_.data()});
+    AttentionArgs attention;
+    attention.q = q + at * q_width;
+    attention.T = n;
+    attention.num_heads = c.num_heads;
+    attention.num_kv_heads = c.num_kv_heads;
+    attention.head_dim = c.head_dim;
+    attention.k_cache = cache.k_.data();
+    attention.v_cache = cache.v_.data();
+    attention.cache_stride = kv_width;
+    attention.positions = positions + at;
+    attention.scale = 1.0f / std::sqrt(static_cast<float>(c.head_dim));
+    attention.out = attended + at * q_width;
+    ops.attention(attention, pool_);
+  }
   float* delta = ws.take<float>(T * H);
   ops.linear(o_, attended, T, delta, pool_);
   ops.add(residual, delta, T * H, pool_);
@@ -218,19 +256,31 @@ int32_t Eagle3Head::forward(Eagle3Cache& cache, std::span<const int32_t> tokens,
   ops.glu(gate, up, T * I, GluParams{}, gate);
   ops.linear(down_, gate, T, delta, pool_);
   ops.add(residual, delta, T * H, pool_);
-  // The last row: its pre-norm state feeds a chained draft; norm and lm_head give the token.
-  const float* last = residual + (T - 1) * H;
-  next_hidden.resize(static_cast<size_t>(H));
-  backend_->copy_to_host(next_hidden.data(), last, static_cast<size_t>(H) * sizeof(float));
-  float* final_row = ws.take<float>(H);
-  ops.rms_norm(last, 1, H, final_norm_.data(), eps, false, final_row, pool_);
-  std::vector<float> logits(static_cast<size_t>(c.draft_vocab_size));
-  float* out = ws.take<float>(c.draft_vocab_size);
-  ops.linear(lm_head_, final_row, 1, out, pool_);
+  // Each sequence's last row: its pre-norm state feeds a chained draft; norm and lm_head (one
+  // pass over the S rows) give its token.
+  float* last = ws.take<float>(S * H);
+  for (int64_t s = 0; s < S; ++s) {
+    Rows& r = batch[static_cast<size_t>(s)];
+    const float* row =
+        residual + (first[static_cast<size_t>(s)] + static_cast<int64_t>(r.tokens.size()) - 1) * H;
+    ops.copy(last + s * H, row, H);
+    r.next_hidden->resize(static_cast<size_t>(H));
+    backend_->copy_to_host(r.next_hidden->data(), row, static_cast<size_t>(H) * sizeof(float));
+  }
+  float* final_rows = ws.take<float>(S * H);
+  ops.rms_norm(last, S, H, final_norm_.data(), eps, false, final_rows, pool_);
+  const int64_t Vd = c.draft_vocab_size;
+  float* out = ws.take<float>(S * Vd);
+  ops.linear(lm_head_, final_rows, S, out, pool_);
+  std::vector<float> logits(static_cast<size_t>(S * Vd));
   backend_->copy_to_host(logits.data(), out, logits.size() * sizeof(float));
-  const auto best = static_cast<int64_t>(std::max_element(logits.begin(), logits.end()) -
-                                         logits.begin());  // ties to the lower id
-  return static_cast<int32_t>(best + d2t_[static_cast<size_t>(best)]);
+  for (int64_t s = 0; s < S; ++s) {
+    const auto row = logits.begin() + s * Vd;
+    const auto best =
+        static_cast<int64_t>(std::max_element(row, row + Vd) - row);  // ties to the lower id
+    batch[static_cast<size_t>(s)].draft =
+        static_cast<int32_t>(best + d2t_[static_cast<size_t>(best)]);
+  }
 }
 
 }  // namespace minimax

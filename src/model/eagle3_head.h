@@ -55,6 +55,20 @@ class Eagle3Head {
                   std::span<const int32_t> slots, std::span<const float> hidden, int64_t width,
                   std::vector<float>& next_hidden);
 
+  // One sequence's rows in a pass over several sequences (forward_batch): the arguments of
+  // forward() above, and its two results.
+  struct Rows {
+    Eagle3Cache* cache = nullptr;
+    std::span<const int32_t> tokens, slots;
+    std::span<const float> hidden;  // [tokens.size(), width]
+    std::vector<float>* next_hidden = nullptr;
+    int32_t draft = -1;  // out: the most likely token after the last row
+  };
+  // forward() for several sequences in one pass, every row of the same `width`: the weights are
+  // read once for all of them (a server step drafts for each of its sequences), attention stays
+  // within each sequence's own cache.
+  void forward_batch(std::span<Rows> batch, int64_t width);
+
  private:
   Eagle3Head() = default;
   void reserve(Eagle3Cache& cache, int64_t slots);

@@ -172,6 +172,10 @@ void Engine::Impl::propose_drafts() {
   const SpeculativeConfig& config = *options.speculative;
   // The step as it would run without drafts: one token per decoding sequence.
   const auto decoding = static_cast<int64_t>(scheduler.running().size());
+  std::vector<ActiveRequest*> asking;
+  std::vector<Drafter*> drafters;
+  std::vector<std::span<const int32_t>> sequences;
+  std::vector<int> room;
   for (SchedSequence* seq : scheduler.running()) {
     ActiveRequest& r = as_request(seq);
     r.draft.clear();
@@ -180,11 +184,19 @@ void Engine::Impl::propose_drafts() {
     for (; r.shadow_seen < static_cast<int64_t>(r.tokens.size()); ++r.shadow_seen)
       if (r.shadow_seen >= r.prompt_len) r.draft_policy->shadow_emitted(r.tokens[r.shadow_seen]);
     // A verify emits at most draft + 1 tokens, within max_tokens and the context.
-    const int64_t room = std::min(options.max_model_len - static_cast<int64_t>(r.tokens.size()),
+    const int64_t left = std::min(options.max_model_len - static_cast<int64_t>(r.tokens.size()),
                                   r.request.stop.max_tokens - r.generated - 1);
-    if (room <= 0) continue;
-    std::vector<int32_t> proposal = r.drafter->propose(
-        r.tokens, static_cast<int>(std::min<int64_t>(room, config.num_speculative_tokens)));
+    if (left <= 0) continue;
+    asking.push_back(&r);
+    drafters.push_back(r.drafter.get());
+    sequences.push_back(r.tokens);
+    room.push_back(static_cast<int>(std::min<int64_t>(left, config.num_speculative_tokens)));
+  }
+  // Every sequence's proposal at once: an EAGLE-3 head reads its weights once for all of them.
+  std::vector<std::vector<int32_t>> proposals = Drafter::propose_batch(drafters, sequences, room);
+  for (size_t i = 0; i < asking.size(); ++i) {
+    ActiveRequest& r = *asking[i];
+    std::vector<int32_t>& proposal = proposals[i];
     proposal.resize(within_grammar(r, proposal));
     const int chosen =
         r.draft_policy->choose(static_cast<int>(proposal.size()), *step_cost, decoding, decoding);

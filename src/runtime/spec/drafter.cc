@@ -143,6 +143,43 @@ std::vector<int32_t> Drafter::propose(std::span<const int32_t> tokens, int max_t
                                                : propose_suffix(tokens, max_tokens);
 }
 
+std::vector<std::vector<int32_t>> Drafter::propose_batch(
+    std::span<Drafter* const> drafters, std::span<const std::span<const int32_t>> tokens,
+    std::span<const int> max_tokens) {
+  std::vector<std::vector<int32_t>> drafts(drafters.size());
+  // EAGLE-3 drafters grouped by head (a server has one); the others one by one.
+  std::vector<size_t> eagle;
+  for (size_t s = 0; s < drafters.size(); ++s) {
+    const int max = std::min(max_tokens[s], drafters[s]->config_.num_speculative_tokens);
+    if (!drafters[s]->eagle_)
+      drafts[s] = drafters[s]->propose(tokens[s], max);
+    else if (max > 0)
+      eagle.push_back(s);
+  }
+  while (!eagle.empty()) {
+    const Eagle3Head* head = drafters[eagle[0]]->head_.get();
+    std::vector<Eagle3Drafter*> group;
+    std::vector<std::span<const int32_t>> group_tokens;
+    std::vector<int> group_max;
+    std::vector<size_t> rest, members;
+    for (size_t s : eagle) {
+      if (drafters[s]->head_.get() != head) {
+        rest.push_back(s);
+        continue;
+      }
+      members.push_back(s);
+      group.push_back(drafters[s]->eagle_.get());
+      group_tokens.push_back(tokens[s]);
+      group_max.push_back(std::min(max_tokens[s], drafters[s]->config_.num_speculative_tokens));
+    }
+    std::vector<std::vector<int32_t>> got =
+        Eagle3Drafter::propose_batch(group, group_tokens, group_max);
+    for (size_t i = 0; i < members.size(); ++i) drafts[members[i]] = std::move(got[i]);
+    eagle.swap(rest);
+  }
+  return drafts;
+}
+
 std::vector<int32_t> Drafter::propose_ngram(std::span<const int32_t> tokens, int max_tokens) {
   const auto size = static_cast<int64_t>(tokens.size());
   int64_t best_end = -1, best_length = 0;

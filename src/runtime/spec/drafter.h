@@ -72,6 +72,11 @@ class Drafter {
   // Up to `max_tokens` tokens to follow `tokens` (the whole sequence: prompt and output so far).
   // Empty when nothing in the context predicts a continuation.
   std::vector<int32_t> propose(std::span<const int32_t> tokens, int max_tokens);
+  // propose() for the sequences of one step: EAGLE-3 drafters of the same head draft together
+  // (one head pass for all of them per drafted position, Eagle3Drafter::propose_batch).
+  static std::vector<std::vector<int32_t>> propose_batch(
+      std::span<Drafter* const> drafters, std::span<const std::span<const int32_t>> tokens,
+      std::span<const int> max_tokens);
   // The sequence ended: suffix decoding remembers `output` for later requests.
   void finish(std::span<const int32_t> output);
 

@@ -93,9 +93,9 @@ void Eagle3Drafter::add_taps(int64_t first, int64_t count, std::span<const float
         std::min(taps_.size(), static_cast<size_t>((first + count - taps_first_) * width)));
 }
 
-std::vector<int32_t> Eagle3Drafter::propose(std::span<const int32_t> tokens, int max_tokens) {
+bool Eagle3Drafter::start(std::span<const int32_t> tokens, int max_tokens) {
   const auto n = static_cast<int64_t>(tokens.size());
-  if (base_ < 0 || max_tokens <= 0) return {};
+  if (base_ < 0 || max_tokens <= 0) return false;
   if (store_ && !restore_tried_) restore_prefix(tokens);
   // Rows whose token is no longer the sequence's (a new prompt over a kept cache) are redone.
   int64_t valid = base_;
@@ -111,35 +111,112 @@ std::vector<int32_t> Eagle3Drafter::propose(std::span<const int32_t> tokens, int
     used_.clear();
   }
   // The head catches up over positions [drafted_, n - 1): every one needs its taps.
-  if (drafted_ >= n - 1 || taps_end < n - 1) return {};
-  // In pieces of kCatchUpRows rows, so that a long prompt's activations stay bounded; only the
-  // last row's output is a draft.
-  std::vector<int32_t> draft(1);
-  for (int64_t begin = drafted_; begin < n - 1; begin += kCatchUpRows) {
-    const int64_t end = std::min(n - 1, begin + kCatchUpRows);
-    row_tokens_.assign(tokens.begin() + begin + 1, tokens.begin() + end + 1);
-    row_slots_.clear();
-    for (int64_t p = begin; p < end; ++p) row_slots_.push_back(static_cast<int32_t>(p - base_));
-    const std::span<const float> rows(taps_.data() + (begin - taps_first_) * width,
-                                      static_cast<size_t>((end - begin) * width));
-    draft[0] = head_.forward(cache_, row_tokens_, row_slots_, rows, width, hidden_);
-    used_.insert(used_.end(), row_tokens_.begin(), row_tokens_.end());
-  }
+  return drafted_ < n - 1 && taps_end >= n - 1;
+}
+
+bool Eagle3Drafter::next_rows(std::span<const int32_t> tokens, int64_t budget,
+                              Eagle3Head::Rows& rows) {
+  const auto n = static_cast<int64_t>(tokens.size());
+  const int64_t begin = drafted_, end = std::min(n - 1, begin + budget);
+  if (begin >= end) return false;
+  const int64_t width = head_.tap_width();
+  row_tokens_.assign(tokens.begin() + begin + 1, tokens.begin() + end + 1);
+  row_slots_.clear();
+  for (int64_t p = begin; p < end; ++p) row_slots_.push_back(static_cast<int32_t>(p - base_));
+  rows = {.cache = &cache_,
+          .tokens = row_tokens_,
+          .slots = row_slots_,
+          .hidden = std::span<const float>(taps_.data() + (begin - taps_first_) * width,
+                                           static_cast<size_t>((end - begin) * width)),
+          .next_hidden = &hidden_};
+  return true;
+}
+
+void Eagle3Drafter::rows_done() {
+  used_.insert(used_.end(), row_tokens_.begin(), row_tokens_.end());
+  drafted_ += static_cast<int64_t>(row_tokens_.size());
+}
+
+void Eagle3Drafter::caught_up(std::span<const int32_t> tokens) {
+  const auto n = static_cast<int64_t>(tokens.size());
   if (store_) publish_blocks(tokens);
   // Taps before the last token's position are no longer read.
-  taps_.erase(taps_.begin(), taps_.begin() + (n - 1 - taps_first_) * width);
+  taps_.erase(taps_.begin(), taps_.begin() + (n - 1 - taps_first_) * head_.tap_width());
   drafted_ = taps_first_ = n - 1;
-  // The chain: the head's own pre-norm output stands in for the target's taps. Its rows sit past
-  // drafted_ and are overwritten when those positions are verified.
-  std::vector<float> previous;
-  for (int k = 1; k < max_tokens; ++k) {
-    previous.swap(hidden_);
-    const int32_t token = draft.back();
-    const auto slot = static_cast<int32_t>(n - 2 + k - base_);
-    draft.push_back(head_.forward(cache_, std::span(&token, 1), std::span(&slot, 1), previous,
-                                  head_.hidden_size(), hidden_));
+}
+
+void Eagle3Drafter::chain_rows(int64_t position, int32_t token, Eagle3Head::Rows& rows) {
+  // The head's own pre-norm output stands in for the target's taps. Its rows sit past drafted_
+  // and are overwritten when those positions are verified.
+  previous_.swap(hidden_);
+  chain_token_ = token;
+  chain_slot_ = static_cast<int32_t>(position - base_);
+  rows = {.cache = &cache_,
+          .tokens = std::span(&chain_token_, 1),
+          .slots = std::span(&chain_slot_, 1),
+          .hidden = previous_,
+          .next_hidden = &hidden_};
+}
+
+std::vector<int32_t> Eagle3Drafter::propose(std::span<const int32_t> tokens, int max_tokens) {
+  Eagle3Drafter* self = this;
+  return propose_batch(std::span(&self, 1), std::span(&tokens, 1), std::span(&max_tokens, 1))[0];
+}
+
+std::vector<std::vector<int32_t>> Eagle3Drafter::propose_batch(
+    std::span<Eagle3Drafter* const> drafters, std::span<const std::span<const int32_t>> tokens,
+    std::span<const int> max_tokens) {
+  const size_t S = drafters.size();
+  std::vector<std::vector<int32_t>> drafts(S);
+  if (S == 0) return drafts;
+  Eagle3Head& head = drafters[0]->head_;
+  std::vector<char> drafting(S);
+  for (size_t s = 0; s < S; ++s) {
+    if (&drafters[s]->head_ != &head) fail("eagle3: drafters of different heads in one batch");
+    drafting[s] = drafters[s]->start(tokens[s], max_tokens[s]);
   }
-  return draft;
+  std::vector<Eagle3Head::Rows> batch;
+  std::vector<size_t> of;  // batch entry → sequence
+  // Catching up, in passes of at most kCatchUpRows rows in all, so that a long prompt's
+  // activations stay bounded; only each sequence's last row gives a draft.
+  for (;;) {
+    batch.clear();
+    of.clear();
+    int64_t budget = kCatchUpRows;
+    for (size_t s = 0; s < S && budget > 0; ++s) {
+      Eagle3Head::Rows rows;
+      if (!drafting[s] || !drafters[s]->next_rows(tokens[s], budget, rows)) continue;
+      budget -= static_cast<int64_t>(rows.tokens.size());
+      batch.push_back(rows);
+      of.push_back(s);
+    }
+    if (batch.empty()) break;
+    head.forward_batch(batch, head.tap_width());
+    for (size_t i = 0; i < batch.size(); ++i) {
+      drafters[of[i]]->rows_done();
+      drafts[of[i]].assign(1, batch[i].draft);
+    }
+  }
+  for (size_t s = 0; s < S; ++s)
+    if (drafting[s]) drafters[s]->caught_up(tokens[s]);
+  // The chains: one pass per drafted position for every sequence still drafting.
+  for (int k = 1;; ++k) {
+    batch.clear();
+    of.clear();
+    for (size_t s = 0; s < S; ++s) {
+      if (!drafting[s] || k >= max_tokens[s]) continue;
+      Eagle3Head::Rows rows;
+      // Row p reads the token at p + 1: the k-th chained row reads the draft at n - 1 + k.
+      drafters[s]->chain_rows(static_cast<int64_t>(tokens[s].size()) - 2 + k, drafts[s].back(),
+                              rows);
+      batch.push_back(rows);
+      of.push_back(s);
+    }
+    if (batch.empty()) break;
+    head.forward_batch(batch, head.hidden_size());
+    for (size_t i = 0; i < batch.size(); ++i) drafts[of[i]].push_back(batch[i].draft);
+  }
+  return drafts;
 }
 
 }  // namespace minimax

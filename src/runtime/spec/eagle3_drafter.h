@@ -31,9 +31,26 @@ class Eagle3Drafter {
   // Up to `max_tokens` greedy draft tokens to follow `tokens` (the whole sequence), or none when
   // the taps of the positions before its last token have not all arrived.
   std::vector<int32_t> propose(std::span<const int32_t> tokens, int max_tokens);
+  // propose() for several sequences of one head (an engine step): the head runs one pass per
+  // catch-up piece and per chained position for all of them, so its weights are read once per
+  // pass rather than once per sequence. Result s is what drafters[s]->propose(tokens[s],
+  // max_tokens[s]) proposes, up to the rounding of rows batched together.
+  static std::vector<std::vector<int32_t>> propose_batch(
+      std::span<Eagle3Drafter* const> drafters, std::span<const std::span<const int32_t>> tokens,
+      std::span<const int> max_tokens);
 
  private:
   void restart_at(int64_t position);
+  // propose()'s steps. start: settles which rows the head must (re)compute; false when it cannot
+  // draft now. next_rows: the next piece of the rows [drafted_, n - 1) that catch the head up, at
+  // most `budget` of them, into `rows` (false once caught up); rows_done records them.
+  // caught_up: the catch-up is over (taps before the last token are dropped). chain_rows: the
+  // chained row at `position`, reading `token` and the head's own previous output.
+  bool start(std::span<const int32_t> tokens, int max_tokens);
+  bool next_rows(std::span<const int32_t> tokens, int64_t budget, Eagle3Head::Rows& rows);
+  void rows_done();
+  void caught_up(std::span<const int32_t> tokens);
+  void chain_rows(int64_t position, int32_t token, Eagle3Head::Rows& rows);
   // Before the head's first row: the taps of the whole blocks before the first computed position,
   // as far back as the store holds them without a gap.
   void restore_prefix(std::span<const int32_t> tokens);
@@ -53,7 +70,8 @@ class Eagle3Drafter {
   int64_t taps_first_ = 0;  // taps_ holds positions [taps_first_, taps_first_ + rows)
   std::vector<float> taps_;
   std::vector<int32_t> row_tokens_, row_slots_;
-  std::vector<float> hidden_;
+  std::vector<float> hidden_, previous_;
+  int32_t chain_token_ = 0, chain_slot_ = 0;
   std::shared_ptr<TapStore> store_;
   bool restore_tried_ = false;
   int64_t next_block_ = 0;  // blocks before it are in the store or were never held

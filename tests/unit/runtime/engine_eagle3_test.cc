@@ -186,6 +186,60 @@ TEST_P(Eagle3Test, CatchingUpStepByStepProposesWhatAFreshHeadProposes) {
   for (int32_t id : incremental.propose(sequence, 4)) EXPECT_LT(id, t.model->config().vocab_size);
 }
 
+TEST_P(Eagle3Test, DraftingTogetherProposesWhatEachSequenceProposesAlone) {
+  TinyModel& t = tiny(GetParam(), /*invariant=*/true);
+  RandomHead files(*t.model);
+  // Batch-invariant head kernels: a row's numbers must not depend on the rows beside it, so the
+  // drafts of a pass over several sequences must equal each sequence's own.
+  const std::shared_ptr<Eagle3Head> head =
+      Eagle3Head::load(files.path, *t.model, /*batch_invariant=*/true);
+  t.model->set_hidden_taps(head->config().tap_layers);
+  // Lengths around the head's catch-up piece of 512 rows; the last sequence has no taps yet.
+  const std::vector<int> lengths = {30, 9, 600, 17, 12};
+  const std::vector<int> max_tokens = {4, 2, 4, 1, 4};
+  const size_t S = lengths.size();
+  std::vector<std::vector<int32_t>> sequences;
+  std::vector<std::unique_ptr<ModelSession>> sessions;
+  std::vector<std::unique_ptr<Eagle3Drafter>> alone, together;
+  for (size_t s = 0; s < S; ++s) {
+    sequences.push_back(prompt_ids(lengths[s], 10 + static_cast<int>(s)));
+    sessions.push_back(std::make_unique<ModelSession>(*t.model, 1024));
+    alone.push_back(std::make_unique<Eagle3Drafter>(*head));
+    together.push_back(std::make_unique<Eagle3Drafter>(*head));
+    if (s + 1 == S) continue;
+    sessions[s]->set_tap_sink([&, s](int64_t first, int64_t count, std::span<const float> taps) {
+      alone[s]->add_taps(first, count, taps);
+      together[s]->add_taps(first, count, taps);
+    });
+    sessions[s]->prefill(std::span<const int32_t>(sequences[s]).first(sequences[s].size() - 1));
+  }
+  for (int round = 0; round < 3; ++round) {
+    std::vector<Eagle3Drafter*> batch;
+    std::vector<std::span<const int32_t>> tokens;
+    for (size_t s = 0; s < S; ++s) {
+      batch.push_back(together[s].get());
+      tokens.push_back(sequences[s]);
+    }
+    const std::vector<std::vector<int32_t>> got =
+        Eagle3Drafter::propose_batch(batch, tokens, max_tokens);
+    ASSERT_EQ(got.size(), S);
+    for (size_t s = 0; s < S; ++s) {
+      EXPECT_EQ(got[s], alone[s]->propose(sequences[s], max_tokens[s]))
+          << "sequence " << s << " round " << round;
+      EXPECT_EQ(got[s].size(), s + 1 == S ? 0u : static_cast<size_t>(max_tokens[s]));
+    }
+    // Each sequence gains 1 to 3 tokens, which the target then runs (all but the new last).
+    for (size_t s = 0; s + 1 < S; ++s) {
+      const std::vector<int32_t> more =
+          prompt_ids(1 + (round + static_cast<int>(s)) % 3, 60 + round);
+      sequences[s].insert(sequences[s].end(), more.begin(), more.end());
+      const auto held = static_cast<int64_t>(sessions[s]->tokens().size());
+      sessions[s]->decode_all(
+          std::span<const int32_t>(sequences[s]).subspan(held, sequences[s].size() - 1 - held));
+    }
+  }
+}
+
 TEST_P(Eagle3Test, APrefixCacheHitDraftsWithTheStoredTapsOfThePrefix) {
   TinyModel& t = tiny(GetParam(), /*invariant=*/true);
   RandomHead files(*t.model);
