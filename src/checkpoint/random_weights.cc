@@ -100,6 +100,10 @@ RandomTensorSource::RandomTensorSource(const TensorSpec& spec, const StoredTenso
   const int mx_exponent =
       static_cast<int>(std::lround(std::log2(stddev / (kFp4CodeSigma * e8m0_step_rms()))));
   const double mx_code_sigma = stddev / (std::ldexp(1.0, mx_exponent) * e8m0_step_rms());
+  // MXFP8 the same way around its FP8 codes.
+  const int mx8_exponent =
+      static_cast<int>(std::lround(std::log2(stddev / (kFp8CodeSigma * e8m0_step_rms()))));
+  const double mx8_code_sigma = stddev / (std::ldexp(1.0, mx8_exponent) * e8m0_step_rms());
   double values[256];
   if (!quantized) {
     const std::vector<double> z = unit_quantiles(256);
@@ -109,19 +113,23 @@ RandomTensorSource::RandomTensorSource(const TensorSpec& spec, const StoredTenso
     element_bytes_ = 1;
     const std::vector<double> z256 = unit_quantiles(256), z16 = unit_quantiles(16);
     const double fp4_sigma = scheme == QuantScheme::kMxfp4 ? mx_code_sigma : kFp4CodeSigma;
+    const double fp8_sigma = scheme == QuantScheme::kMxfp8 ? mx8_code_sigma : kFp8CodeSigma;
     const bool fp4 = scheme == QuantScheme::kMxfp4 || scheme == QuantScheme::kNvfp4;
     for (int i = 0; i < 256; ++i) {
       // FP4: two elements per byte, low nibble first, each its own quantile of 16.
       bytes_[i] = fp4 ? static_cast<uint8_t>(f64_to_e2m1(fp4_sigma * z16[i & 15]) |
                                              f64_to_e2m1(fp4_sigma * z16[i >> 4]) << 4)
-                      : f64_to_fp8(kFp8CodeSigma * z256[i], Fp8Format::kE4M3FN);
+                      : f64_to_fp8(fp8_sigma * z256[i], Fp8Format::kE4M3FN);
     }
     return;
-  } else if (stored.name.ends_with(".weight_scale") && scheme == QuantScheme::kMxfp4) {
+  } else if ((stored.name.ends_with(".weight_scale") && scheme == QuantScheme::kMxfp4) ||
+             (stored.name.ends_with(".weight_scale_inv") && scheme == QuantScheme::kMxfp8)) {
+    // E8M0 block scales (MXFP4's weight_scale, MXFP8's weight_scale_inv).
+    const int exponent = scheme == QuantScheme::kMxfp8 ? mx8_exponent : mx_exponent;
     kind_ = Kind::kByteTable;
     element_bytes_ = 1;
     for (int i = 0; i < 256; ++i)
-      bytes_[i] = static_cast<uint8_t>(std::clamp(127 + mx_exponent + kE8m0Steps[i & 3], 0, 254));
+      bytes_[i] = static_cast<uint8_t>(std::clamp(127 + exponent + kE8m0Steps[i & 3], 0, 254));
     return;
   } else if (stored.name.ends_with(".weight_scale") && scheme == QuantScheme::kNvfp4) {
     kind_ = Kind::kByteTable;  // e4m3 block scales around 1; weight_scale_2 carries the spread

@@ -102,7 +102,7 @@ json tiny_m3_as(QuantScheme scheme) {
 // their role.
 TEST(RandomCheckpoint, WritesEveryStoredTensorWithTheSpreadOfItsRole) {
   for (QuantScheme scheme : {QuantScheme::kNone, QuantScheme::kFp8Block, QuantScheme::kFp8Channel,
-                             QuantScheme::kMxfp4, QuantScheme::kNvfp4}) {
+                             QuantScheme::kMxfp4, QuantScheme::kNvfp4, QuantScheme::kMxfp8}) {
     SCOPED_TRACE(std::string(quant_scheme_name(scheme)));
     ScratchDir dir("minimax_random_ckpt");
     ThreadPool pool(2);
