@@ -81,9 +81,13 @@ RowKernel select_kernel(const WeightView& w, const CpuLinearOptions& options) {
   // bf16 and NVFP4 weights keep their f32-activation row kernels under split activations, which
   // measured slower for them (bf16: 0.87x decode, its f32 kernel is a shift and a mask away from
   // the memory limit; NVFP4: its decode tables, scale spreads and two scale groups leave too few
-  // registers). Their batches still take the split GEMM (bf16).
+  // registers). Their batches still take the split GEMM (bf16). So does every format on CPUs with
+  // AMX (Intel), where vdpbf16ps runs at half the rate of the f32 FMA and split rows issue twice
+  // the instructions: there the f32 rows decode faster (docs/cpu_kernels.md). The f32 rows use x
+  // unrounded, at least as accurate as the split.
   const bool split_helps =
-      !(split && (w.format == WeightFormat::kBF16 || w.format == WeightFormat::kNvfp4));
+      !(split && (w.format == WeightFormat::kBF16 || w.format == WeightFormat::kNvfp4 ||
+                  cpu_features().amx_bf16));
   if (options.isa == CpuIsa::kAvx512 && cpu_features().avx512_bf16 && (bf16 || split) &&
       split_helps)
     k = cpu_linear_detail::bf16x_kernel(w, split);
