@@ -32,7 +32,9 @@ enum class ActivationPrecision : uint8_t {
   // x is split into two bf16 numbers, hi = bf16(x) and lo = bf16(x - hi), and each weight is
   // multiplied with both by vdpbf16ps (exact products, fp32 accumulation): hi + lo is within 2^-16
   // relative of x, so the result is near the kF32 one at most of the bf16 kernels' speed (no
-  // conversion of the decoded weights to f32). AVX-512 + AVX512_BF16 only; elsewhere as kF32.
+  // conversion of the decoded weights to f32). AVX-512 + AVX512_BF16 only; elsewhere as kF32, as
+  // are the row kernels of bf16 and NVFP4 weights, and every row kernel on CPUs with AMX, where
+  // the f32 rows are faster (select_kernel in linear.cc).
   kBF16x2,
   // kBF16x2 for calls of kBatchTokens or more (the batch GEMM: prefill, batches of 8+ streams),
   // kF32 for smaller ones (decode). (The commands' `--activations auto` picks kBF16x2 where the
