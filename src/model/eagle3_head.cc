@@ -155,10 +155,9 @@ void Eagle3Head::forward_batch(std::span<Rows> batch, int64_t width) {
   if (width != tap_width() && width != config_.hidden_size)
     fail("EAGLE-3 head: rows of width {}, expected {} (taps) or {} (chained)", width, tap_width(),
          config_.hidden_size);
-  // Each sequence's rows start at first[s] of the pass.
+  // Each sequence's rows start at first[s] of the pass, T rows in all.
   std::vector<int64_t> first;
-  std::vector<int32_t> all_tokens, all_slots;
-  std::vector<float> all_hidden;
+  int64_t T = 0;
   for (Rows& r : batch) {
     const auto n = static_cast<int64_t>(r.tokens.size());
     if (n == 0 || r.slots.size() != r.tokens.size() ||
@@ -167,13 +166,10 @@ void Eagle3Head::forward_batch(std::span<Rows> batch, int64_t width) {
       fail("EAGLE-3 head: {} tokens, {} slots and {} hidden values of width {} do not fit", n,
            r.slots.size(), r.hidden.size(), width);
     reserve(*r.cache, int64_t{r.slots.back()} + 1);
-    first.push_back(static_cast<int64_t>(all_tokens.size()));
-    all_tokens.insert(all_tokens.end(), r.tokens.begin(), r.tokens.end());
-    all_slots.insert(all_slots.end(), r.slots.begin(), r.slots.end());
-    all_hidden.insert(all_hidden.end(), r.hidden.begin(), r.hidden.end());
+    first.push_back(T);
+    T += n;
   }
   if (batch.empty()) return;
-  const auto T = static_cast<int64_t>(all_tokens.size());
   const auto S = static_cast<int64_t>(batch.size());
   const Eagle3Config& c = config_;
   const int64_t H = c.hidden_size, q_width = int64_t{c.num_heads} * c.head_dim,
@@ -182,9 +178,17 @@ void Eagle3Head::forward_batch(std::span<Rows> batch, int64_t width) {
   const KernelOps& ops = backend_->ops();
   Workspace& ws = backend_->workspace();
   ws.begin_step();
-  const int32_t* token_ids = backend_->upload<int32_t>(all_tokens);
-  const int32_t* positions = backend_->upload<int32_t>(all_slots);
-  const float* in = backend_->upload<float>(all_hidden);
+  // The sequences' inputs, each copied straight to its place in the pass.
+  int32_t* token_ids = ws.take<int32_t>(T);
+  int32_t* positions = ws.take<int32_t>(T);
+  float* in = ws.take<float>(T * width);
+  for (int64_t s = 0; s < S; ++s) {
+    const Rows& r = batch[static_cast<size_t>(s)];
+    const int64_t at = first[static_cast<size_t>(s)];
+    backend_->copy_to_backend(token_ids + at, r.tokens.data(), r.tokens.size_bytes());
+    backend_->copy_to_backend(positions + at, r.slots.data(), r.slots.size_bytes());
+    backend_->copy_to_backend(in + at * width, r.hidden.data(), r.hidden.size_bytes());
+  }
   // The fused hidden state: fc over the three taps, or the chained draft's own output.
   float* x = ws.take<float>(T * H);
   if (width == tap_width())
