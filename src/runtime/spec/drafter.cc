@@ -147,13 +147,14 @@ std::vector<std::vector<int32_t>> Drafter::propose_batch(
     std::span<Drafter* const> drafters, std::span<const std::span<const int32_t>> tokens,
     std::span<const int> max_tokens) {
   std::vector<std::vector<int32_t>> drafts(drafters.size());
+  std::vector<int> max(drafters.size());
   // EAGLE-3 drafters grouped by head (a server has one); the others one by one.
   std::vector<size_t> eagle;
   for (size_t s = 0; s < drafters.size(); ++s) {
-    const int max = std::min(max_tokens[s], drafters[s]->config_.num_speculative_tokens);
+    max[s] = std::min(max_tokens[s], drafters[s]->config_.num_speculative_tokens);
     if (!drafters[s]->eagle_)
-      drafts[s] = drafters[s]->propose(tokens[s], max);
-    else if (max > 0)
+      drafts[s] = drafters[s]->propose(tokens[s], max[s]);
+    else if (max[s] > 0)
       eagle.push_back(s);
   }
   while (!eagle.empty()) {
@@ -170,7 +171,7 @@ std::vector<std::vector<int32_t>> Drafter::propose_batch(
       members.push_back(s);
       group.push_back(drafters[s]->eagle_.get());
       group_tokens.push_back(tokens[s]);
-      group_max.push_back(std::min(max_tokens[s], drafters[s]->config_.num_speculative_tokens));
+      group_max.push_back(max[s]);
     }
     std::vector<std::vector<int32_t>> got =
         Eagle3Drafter::propose_batch(group, group_tokens, group_max);

@@ -46,6 +46,15 @@ struct RandomHead {
   std::string path = scratch.file("head");
 };
 
+// The head in `files`, loaded with batch-invariant kernels (a row's numbers must not depend on
+// the rows beside it, so tests may compare call shapes), its tap layers set on the target.
+std::shared_ptr<Eagle3Head> invariant_head(TinyModel& t, const RandomHead& files) {
+  std::shared_ptr<Eagle3Head> head =
+      Eagle3Head::load(files.path, *t.model, /*batch_invariant=*/true);
+  t.model->set_hidden_taps(head->config().tap_layers);
+  return head;
+}
+
 EngineOptions options_with(std::optional<SpeculativeConfig> spec) {
   EngineOptions options;
   options.max_model_len = 256;
@@ -146,10 +155,7 @@ void keep_by_position(std::vector<float>& all, size_t width, int64_t first, int6
 TEST_P(Eagle3Test, CatchingUpStepByStepProposesWhatAFreshHeadProposes) {
   TinyModel& t = tiny(GetParam(), /*invariant=*/true);
   RandomHead files(*t.model);
-  // Batch-invariant head kernels: a row's numbers must not depend on the rows beside it.
-  const std::shared_ptr<Eagle3Head> head =
-      Eagle3Head::load(files.path, *t.model, /*batch_invariant=*/true);
-  t.model->set_hidden_taps(head->config().tap_layers);
+  const std::shared_ptr<Eagle3Head> head = invariant_head(t, files);
   const auto width = static_cast<size_t>(head->tap_width());
   Eagle3Drafter incremental(*head);
   std::vector<float> all_taps;  // by position
@@ -189,11 +195,9 @@ TEST_P(Eagle3Test, CatchingUpStepByStepProposesWhatAFreshHeadProposes) {
 TEST_P(Eagle3Test, DraftingTogetherProposesWhatEachSequenceProposesAlone) {
   TinyModel& t = tiny(GetParam(), /*invariant=*/true);
   RandomHead files(*t.model);
-  // Batch-invariant head kernels: a row's numbers must not depend on the rows beside it, so the
-  // drafts of a pass over several sequences must equal each sequence's own.
-  const std::shared_ptr<Eagle3Head> head =
-      Eagle3Head::load(files.path, *t.model, /*batch_invariant=*/true);
-  t.model->set_hidden_taps(head->config().tap_layers);
+  // Batch-invariant head kernels: the drafts of a pass over several sequences must equal each
+  // sequence's own.
+  const std::shared_ptr<Eagle3Head> head = invariant_head(t, files);
   // Lengths around the head's catch-up piece of 512 rows; the last sequence has no taps yet.
   const std::vector<int> lengths = {30, 9, 600, 17, 12};
   const std::vector<int> max_tokens = {4, 2, 4, 1, 4};
@@ -243,9 +247,7 @@ TEST_P(Eagle3Test, DraftingTogetherProposesWhatEachSequenceProposesAlone) {
 TEST_P(Eagle3Test, APrefixCacheHitDraftsWithTheStoredTapsOfThePrefix) {
   TinyModel& t = tiny(GetParam(), /*invariant=*/true);
   RandomHead files(*t.model);
-  const std::shared_ptr<Eagle3Head> head =
-      Eagle3Head::load(files.path, *t.model, /*batch_invariant=*/true);
-  t.model->set_hidden_taps(head->config().tap_layers);
+  const std::shared_ptr<Eagle3Head> head = invariant_head(t, files);
   const auto width = static_cast<size_t>(head->tap_width());
   // The target has run all 41 tokens but the last; a second request over the same prompt finds
   // the first 32 in the prefix cache, so its taps start at position 32.
