@@ -400,6 +400,16 @@ void register_benchmarks() {
                      ActivationPrecision::kBF16x2})  // the compute ceiling, weights in L2
       if (formats[i] != WeightFormat::kF32 || act == ActivationPrecision::kF32)
         b->Args({static_cast<int>(formats[i]), 2, static_cast<int>(act), 1, 1, 1});
+    // Where the batch GEMM starts to beat the row kernels (linear_invariant runs the same calls
+    // on the rows).
+    if (formats[i] != WeightFormat::kF32)
+      for (int tokens : {2, 4, 8, 16, 32, 64})
+        b->Args({static_cast<int>(formats[i]), 2, static_cast<int>(ActivationPrecision::kBF16x2), 1,
+                 tokens, 0});
+    // The ceiling of a few tokens (a decode batch's experts see one to four of its streams).
+    for (int tokens : {2, 3, 4, 8})
+      b->Args({static_cast<int>(formats[i]), 2, static_cast<int>(ActivationPrecision::kBF16x2), 1,
+               tokens, 1});
     auto* inv = benchmark::RegisterBenchmark((std::string("linear_invariant/") + names[i]).c_str(),
                                              BM_LinearInvariant);
     inv->ArgNames({"format", "act", "tokens", "cols"});
@@ -408,7 +418,7 @@ void register_benchmarks() {
          {ActivationPrecision::kF32, ActivationPrecision::kBF16x2, ActivationPrecision::kBF16})
       if (formats[i] != WeightFormat::kF32 || act == ActivationPrecision::kF32)
         for (int cols : {1536, 0})
-          for (int tokens : {1, 4, 12, 24, 64})
+          for (int tokens : {1, 4, 8, 12, 16, 24, 32, 64})
             inv->Args({static_cast<int>(formats[i]), static_cast<int>(act), tokens, cols});
     auto* rows = benchmark::RegisterBenchmark(
         (std::string("linear_short_rows/") + names[i]).c_str(), BM_LinearShortRows);

@@ -42,14 +42,16 @@ void fill_fp8(uint8_t* p, size_t n, uint64_t seed) {
   }
 }
 
+// FP8 per channel, or (tiles) per 128 x 128 tile as the published checkpoints.
 struct Fp8Matrix {
   std::vector<uint8_t> data;
   std::vector<float> scales;
   WeightView view;
-  Fp8Matrix(int64_t rows, int64_t cols, uint64_t seed)
-      : data(rows * cols), scales(rows, 1.0f / 256) {
+  Fp8Matrix(int64_t rows, int64_t cols, uint64_t seed, bool tiles = false)
+      : data(rows * cols),
+        scales(tiles ? (rows + 127) / 128 * ((cols + 127) / 128) : rows, 1.0f / 256) {
     fill_fp8(data.data(), data.size(), seed);
-    view.format = WeightFormat::kFp8Channel;
+    view.format = tiles ? WeightFormat::kFp8Block : WeightFormat::kFp8Channel;
     view.rows = rows;
     view.cols = cols;
     view.data = data.data();
@@ -60,26 +62,26 @@ struct Fp8Matrix {
 struct MoeFixture {
   std::vector<Fp8Matrix> matrices;
   std::vector<ExpertWeights> experts;
-  MoeFixture() {
+  explicit MoeFixture(bool tiles) {
     matrices.reserve(3 * kExperts);
     for (int e = 0; e < kExperts; ++e) {
-      matrices.emplace_back(kInter, kHidden, 3 * e + 1);
-      matrices.emplace_back(kInter, kHidden, 3 * e + 2);
-      matrices.emplace_back(kHidden, kInter, 3 * e + 3);
+      matrices.emplace_back(kInter, kHidden, 3 * e + 1, tiles);
+      matrices.emplace_back(kInter, kHidden, 3 * e + 2, tiles);
+      matrices.emplace_back(kHidden, kInter, 3 * e + 3, tiles);
       experts.push_back({matrices[3 * e].view, matrices[3 * e + 1].view, matrices[3 * e + 2].view});
     }
   }
 };
 
-MoeFixture& moe_fixture() {
-  static MoeFixture f;
-  return f;
+MoeFixture& moe_fixture(bool tiles) {
+  static MoeFixture channel(false), tile(true);
+  return tiles ? tile : channel;
 }
 
 void BM_MoeDecode(benchmark::State& state) {
   const int64_t T = state.range(0);
   ThreadPool pool(static_cast<size_t>(state.range(1)));
-  MoeFixture& f = moe_fixture();
+  MoeFixture& f = moe_fixture(state.range(2) != 0);
   std::mt19937 rng(1);
   std::normal_distribution<float> dist(0.0f, 1.0f);
   std::vector<float> x(T * kHidden), y(T * kHidden), weights(T * kTopK, 0.125f);
@@ -111,11 +113,13 @@ void BM_MoeDecode(benchmark::State& state) {
   a.expert_weights = weights.data();
   a.top_k = kTopK;
   a.y = y.data();
+  CpuLinearOptions linear;
+  linear.activations = ActivationPrecision::kBF16x2;  // the default (`--activations auto`)
   int r = 0;
   int64_t bytes = 0;
   for (auto _ : state) {
     a.expert_ids = ids.data() + r * T * kTopK;
-    cpu_moe(a, &pool);
+    cpu_moe(a, &pool, linear);
     benchmark::DoNotOptimize(y.data());
     bytes += distinct[r] * 3 * kInter * (kHidden + 4);
     r = (r + 1) % kRoutings;
@@ -124,11 +128,10 @@ void BM_MoeDecode(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(bytes) / 1e9, benchmark::Counter::kIsRate);
 }
 BENCHMARK(BM_MoeDecode)
-    ->ArgNames({"tokens", "threads"})
-    ->Args({1, 1})
-    ->Args({1, 2})
-    ->Args({4, 2})
-    ->Args({32, 2})
+    ->ArgNames({"tokens", "threads", "tiles"})
+    ->ArgsProduct({{1, 2, 8}, {1, 2}, {0, 1}})
+    ->Args({4, 2, 1})
+    ->Args({32, 2, 1})
     ->UseRealTime();
 
 // One token through one FP8 matrix of 24·768 rows (the bytes of 8 experts' gate, up and down),

@@ -354,9 +354,10 @@ TEST(Eagle3HeadTest, RefusesTensorsOutsideTheLayoutByName) {
       << load_error(*t.model, shape);
   // A head for a wider target.
   TinyModel& m3 = tiny(Arch::kM3, /*invariant=*/true);
-  if (m3.model->config().hidden_size != t.model->config().hidden_size)
+  if (m3.model->config().hidden_size != t.model->config().hidden_size) {
     EXPECT_NE(load_error(*m3.model, head.path).find("hidden states"), std::string::npos)
         << load_error(*m3.model, head.path);
+  }
 }
 
 }  // namespace
