@@ -1,14 +1,15 @@
 // Decode-step speed of the CPU backend's MoE, attention and MSA block choice
 // (kernels/cpu/cpu_ops.h) next to what they stand in for: the grouped MoE of the benchmark shape
-// (M2 architecture, hidden 1536, 64 experts of width 768, top-8, FP8 per channel) against one
+// (M2 architecture, hidden 1536, 64 experts of width 768, top-8, FP8 per channel or per 128x128
+// tile as published, activations bf16x2 as `--activations auto` picks) against one
 // cpu_linear over the same number of weight bytes; attention and block choice against the
 // reference ops. The experts are 64 distinct weights (226 MB), routed at random each step, so they
 // stream from memory as a model's do. Reported:
 //   weight_GB  expert weight bytes read per second (decimal GB, shown as N/s)
 //   tokens     decode steps per second (attention, block choice)
-// Arguments: MoE (tokens, threads), linear (threads), attention (context, threads, 0 reference /
-// 1 cpu, 0 f32 / 1 bf16 cache), block choice (context, 0 reference / 1 cpu, 0 f32 / 1 bf16 cache).
-// Not a test.
+// Arguments: MoE (tokens, threads, 0 per channel / 1 tiles), linear (threads), attention (context,
+// threads, 0 reference / 1 cpu, 0 f32 / 1 bf16 cache), block choice (context, 0 reference / 1 cpu,
+// 0 f32 / 1 bf16 cache). Not a test.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
