@@ -311,8 +311,8 @@ void BM_LinearInvariant(benchmark::State& state) {
   options.isa = CpuIsa::kAvx512;
   options.activations = static_cast<ActivationPrecision>(state.range(1));
   options.batch_invariant = true;
-  run_linear(state, static_cast<WeightFormat>(state.range(0)), options, 1, state.range(2), false,
-             state.range(3));
+  run_linear(state, static_cast<WeightFormat>(state.range(0)), options, 1, state.range(2),
+             state.range(4) != 0, state.range(3));
 }
 
 // Rows of `cols` columns (same bytes, 1 token, one thread, weights from memory): the row kernels'
@@ -412,14 +412,21 @@ void register_benchmarks() {
                tokens, 1});
     auto* inv = benchmark::RegisterBenchmark((std::string("linear_invariant/") + names[i]).c_str(),
                                              BM_LinearInvariant);
-    inv->ArgNames({"format", "act", "tokens", "cols"});
+    inv->ArgNames({"format", "act", "tokens", "cols", "cached"});
     inv->UseRealTime()->Unit(benchmark::kMillisecond);
     for (auto act :
          {ActivationPrecision::kF32, ActivationPrecision::kBF16x2, ActivationPrecision::kBF16})
       if (formats[i] != WeightFormat::kF32 || act == ActivationPrecision::kF32)
         for (int cols : {1536, 0})
           for (int tokens : {1, 4, 8, 12, 16, 24, 32, 64})
-            inv->Args({static_cast<int>(formats[i]), static_cast<int>(act), tokens, cols});
+            inv->Args({static_cast<int>(formats[i]), static_cast<int>(act), tokens, cols, 0});
+    // The rows' compute ceiling with a few tokens, the weights in L2: does the width (the
+    // activations in L1 or not) matter?
+    if (formats[i] != WeightFormat::kF32)
+      for (int cols : {1536, 0})
+        for (int tokens : {1, 2, 4, 8, 16})
+          inv->Args({static_cast<int>(formats[i]), static_cast<int>(ActivationPrecision::kBF16x2),
+                     tokens, cols, 1});
     auto* rows = benchmark::RegisterBenchmark(
         (std::string("linear_short_rows/") + names[i]).c_str(), BM_LinearShortRows);
     rows->ArgNames({"format", "act", "cols"});

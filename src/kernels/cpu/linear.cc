@@ -121,6 +121,9 @@ RowKernel select_kernel(const WeightView& w, const CpuLinearOptions& options) {
 void permute_activations(const RowKernel& k, const float* x, int64_t tokens, int64_t cols,
                          int64_t stride, float* out) {
   const int64_t chunk = k.chunk_cols;
+  if (k.order != nullptr && cpu_features().avx512 &&
+      (chunk == 16 || chunk == 32 || chunk == 64 || chunk == 128))
+    return cpu_linear_detail::prepare_f32_activations(k, x, tokens, cols, stride, out);
   const int64_t full = cols / chunk * chunk;
   for (int64_t t = 0; t < tokens; ++t) {
     const float* xt = x + t * cols;

@@ -362,8 +362,11 @@ MINIMAX_AVX512 void gemm_rows_amx(const WeightView& w, const float* x, int64_t t
   block = std::clamp<int64_t>(block / (2 * kTileM) * (2 * kTileM), 2 * kTileM, kMaxBlockTokens);
   const int64_t block_tiles = (std::min(block, tokens) + kTileM - 1) / kTileM;
   // Every column packed at once: the whole block's activations fit kPackedBytes.
-  const bool whole = 2 * kPlanes * block_tiles * kTileM * padded <= kWholePackedBytes;
-  const int64_t pack_width = whole ? padded : width;
+  // The chunks span `span` columns, past `padded` where whole segments overshoot it (a 128-wide
+  // FP8 tile segment over 192 padded columns): packed activations cover it, zero past cols.
+  const int64_t span = (padded + width - 1) / width * width;
+  const bool whole = 2 * kPlanes * block_tiles * kTileM * span <= kWholePackedBytes;
+  const int64_t pack_width = whole ? span : width;
   call.pairs = (block_tiles + 1) / 2;
   const int64_t plane_elems = block_tiles * (pack_width / kTileK) * 2 * kTileDwords;
   thread_local AlignedScratch packed_scratch, rows_scratch, panel_scratch, sums_scratch;
@@ -386,7 +389,7 @@ MINIMAX_AVX512 void gemm_rows_amx(const WeightView& w, const float* x, int64_t t
     call.n = std::min(block, tokens - t0);
     call.tiles = (call.n + kTileM - 1) / kTileM;
     if (whole) {
-      pack_activations<kSplit>(x + t0 * w.cols, call.n, w.cols, 0, padded, row_buf, packed,
+      pack_activations<kSplit>(x + t0 * w.cols, call.n, w.cols, 0, span, row_buf, packed,
                                plane_elems);
       for (int64_t p = 0; p < panels; ++p)
         for (int64_t c0 = 0; c0 < padded; c0 += width) {

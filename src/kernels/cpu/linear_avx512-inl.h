@@ -49,6 +49,30 @@ MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE __m512 madd512(__m512 acc, Vec w, const cha
   }
 }
 
+// 64 bytes of x in a register that the compiler may not fold back into each use: the rows of a
+// tile share one load of each activation vector (folded, every row's FMA loaded it again, and
+// the loads, two per cycle, bounded the multi-token tiles).
+template <bool kBf16X>
+MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE auto load_x512(const char* x) {
+  if constexpr (kBf16X) {
+    __m512i v = _mm512_loadu_si512(x);
+    asm("" : "+v"(v));
+    return v;
+  } else {
+    __m512 v = _mm512_loadu_ps(reinterpret_cast<const float*>(x));
+    asm("" : "+v"(v));
+    return v;
+  }
+}
+template <bool kBf16X, class Vec, class X>
+MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE __m512 madd512_reg(__m512 acc, Vec w, X x) {
+  if constexpr (kBf16X) {
+    return _mm512_dpbf16_ps(acc, (__m512bh)w, (__m512bh)x);
+  } else {
+    return _mm512_fmadd_ps(w, x, acc);
+  }
+}
+
 // Each (row, token) sums into two accumulators (even and odd vectors of a chunk) so that no
 // single FMA chain limits a tile. The rows of the tile are decoded first and each activation
 // vector is loaded once for all of them: with several tokens the activations, not the weights,
@@ -83,10 +107,10 @@ MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void chunk512(const D& d, int64_t row0, int
       for (int k = 0; k < K; ++k)
 #pragma GCC unroll 4
         for (int t = 0; t < T; ++t) {
-          const char* xk = xc + t * x_row_bytes + 64 * k + h * kLo;
+          const auto xv = load_x512<D::kBf16X>(xc + t * x_row_bytes + 64 * k + h * kLo);
 #pragma GCC unroll 4
           for (int r = 0; r < R; ++r)
-            p[r][t][D::group(k)] = madd512<D::kBf16X>(p[r][t][D::group(k)], w[r][k], xk);
+            p[r][t][D::group(k)] = madd512_reg<D::kBf16X>(p[r][t][D::group(k)], w[r][k], xv);
         }
 #pragma GCC unroll 4
     for (int r = 0; r < R; ++r)
@@ -101,12 +125,13 @@ MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void chunk512(const D& d, int64_t row0, int
 #pragma GCC unroll 4
       for (int t = 0; t < T; ++t) {
         const char* xk = xc + t * x_row_bytes + 64 * k;
-#pragma GCC unroll 4
-        for (int r = 0; r < R; ++r)
 #pragma GCC unroll 2
-          for (int h = 0; h < kS; ++h)  // the lo halves into the other accumulator
-            acc[r][t][(k + h) % 2] =
-                madd512<D::kBf16X>(acc[r][t][(k + h) % 2], w[r][k], xk + h * kLo);
+        for (int h = 0; h < kS; ++h) {  // the lo halves into the other accumulator
+          const auto xv = load_x512<D::kBf16X>(xk + h * kLo);
+#pragma GCC unroll 4
+          for (int r = 0; r < R; ++r)
+            acc[r][t][(k + h) % 2] = madd512_reg<D::kBf16X>(acc[r][t][(k + h) % 2], w[r][k], xv);
+        }
       }
   }
 }

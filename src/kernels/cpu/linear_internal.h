@@ -105,6 +105,10 @@ GemmRowsFn gemm_amx_kernel(const WeightView& w, bool split);
 // k.split_x 2 · stride: per chunk the hi halves, then the lo halves (linear_prepare.cc).
 void prepare_bf16_activations(const RowKernel& k, const float* x, int64_t tokens, int64_t cols,
                               int64_t stride, uint16_t* out);
+// The activations of an f32 row kernel k with a column order (chunks of 16, 32, 64 or 128) on a
+// CPU with AVX-512: x [tokens, cols] -> out, per token `stride` floats in k's order, zero-padded.
+void prepare_f32_activations(const RowKernel& k, const float* x, int64_t tokens, int64_t cols,
+                             int64_t stride, float* out);
 // Portable kernel for every format and shape (f32 activations, natural order).
 RowKernel scalar_kernel();
 

@@ -12,6 +12,8 @@
 #include "kernels/cpu/linear_internal.h"
 
 #define MINIMAX_PREPARE __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16,bmi2")))
+// The f32 activations' permutation needs only AVX-512 F (cpu_features().avx512).
+#define MINIMAX_PREPARE_F32 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq,bmi2")))
 
 namespace minimax::cpu_linear_detail {
 namespace {
@@ -79,6 +81,48 @@ MINIMAX_PREPARE void prepare_bf16_activations(const RowKernel& k, const float* x
         permute_chunk(lo, index, chunk, ot + 2 * c0 + chunk);
       } else {
         permute_chunk(hi, index, chunk, ot + c0);
+      }
+    }
+  }
+}
+
+// The f32 kernels' order (even_odd_order, or NVFP4's own): every output vector of 16 picks from
+// the chunk's 1, 2, 4 or 8 input vectors with vpermt2ps per pair of them. Against the scalar
+// gather it replaces, which on CPUs with AMX (where every row kernel takes f32 activations) cost a
+// few microseconds per call: an MoE decode step makes hundreds of calls.
+MINIMAX_PREPARE_F32 void prepare_f32_activations(const RowKernel& k, const float* x, int64_t tokens,
+                                                 int64_t cols, int64_t stride, float* out) {
+  const int chunk = k.chunk_cols;
+  const int vectors = chunk / 16;
+  __m512i index[8];
+  for (int v = 0; v < vectors; ++v) {
+    alignas(64) int32_t lanes[16];
+    for (int i = 0; i < 16; ++i) lanes[i] = k.order[16 * v + i];
+    index[v] = _mm512_load_si512(lanes);
+  }
+  for (int64_t t = 0; t < tokens; ++t) {
+    const float* xt = x + t * cols;
+    float* ot = out + t * stride;
+    for (int64_t c0 = 0; c0 < stride; c0 += chunk) {
+      __m512 in[8];
+      for (int v = 0; v < vectors; ++v) {
+        const int64_t left = cols - (c0 + 16 * v);
+        const unsigned n = left <= 0 ? 0u : left >= 16 ? 16u : static_cast<unsigned>(left);
+        in[v] = _mm512_maskz_loadu_ps(static_cast<__mmask16>(_bzhi_u32(0xFFFF, n)),
+                                      xt + (n > 0 ? c0 + 16 * v : 0));
+      }
+      for (int v = 0; v < vectors; ++v) {
+        __m512 r;
+        if (vectors == 1) {
+          r = _mm512_permutexvar_ps(index[v], in[0]);
+        } else {
+          r = _mm512_permutex2var_ps(in[0], index[v], in[1]);
+          const __m512i pair = _mm512_srli_epi32(index[v], 5);  // which pair of inputs
+          for (int p = 1; p < vectors / 2; ++p)
+            r = _mm512_mask_mov_ps(r, _mm512_cmpeq_epi32_mask(pair, _mm512_set1_epi32(p)),
+                                   _mm512_permutex2var_ps(in[2 * p], index[v], in[2 * p + 1]));
+        }
+        _mm512_storeu_ps(ot + c0 + 16 * v, r);
       }
     }
   }

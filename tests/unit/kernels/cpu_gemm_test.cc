@@ -189,25 +189,28 @@ TEST_F(CpuGemm, ManyTokensAndWideRows) {
 // On AMX a block of few tokens walks the row panels outer and a large block the column chunks
 // outer (linear_amx.cc); both sum each output over the same chunks in the same order, so a
 // token's row is the same bits in a call of 16 tokens and in one of 400 (bf16x2 and bf16; FP8
-// tiles and bf16; rows of 3072 columns, six chunks).
+// tiles and bf16; rows of 3072 columns, six chunks, and of 260).
 TEST_F(CpuGemm, AmxLoopOrdersSumAlike) {
   if (!cpu_features().amx_bf16) GTEST_SKIP() << "no AMX";
   const int64_t cols = 3072, rows = 40, many = 400, few = 16;
   const GemmWeight tiles = random_gemm_weight(WeightFormat::kFp8Block, rows, cols, 128, 128, 600);
   const GemmWeight bf16 = random_gemm_weight(WeightFormat::kBF16, rows, cols, 0, 0, 601);
+  // 260 columns: one 384-column chunk of three 128-wide tile segments, past the 320 padded ones.
+  const GemmWeight odd = random_gemm_weight(WeightFormat::kFp8Block, rows, 260, 128, 128, 603);
   std::vector<float> x(many * cols);
   std::mt19937 rng(602);
   std::normal_distribution<float> normal(0.0f, 1.0f);
   for (float& f : x) f = normal(rng);
   ThreadPool pool(1);
-  for (const GemmWeight* w : {&tiles, &bf16})
+  for (const GemmWeight* w : {&tiles, &bf16, &odd})
     for (auto act : {ActivationPrecision::kBF16x2, ActivationPrecision::kBF16}) {
       CpuLinearOptions options;
       options.activations = act;
+      const int64_t width = w->view.cols;
       std::vector<float> all(many * rows), some(few * rows);
       cpu_linear(w->view, x.data(), many, all.data(), pool, options);
       const int64_t at = 200;  // tokens [200, 216) of the large call
-      cpu_linear(w->view, x.data() + at * cols, few, some.data(), pool, options);
+      cpu_linear(w->view, x.data() + at * width, few, some.data(), pool, options);
       for (int64_t i = 0; i < few * rows; ++i)
         ASSERT_EQ(std::bit_cast<uint32_t>(some[i]), std::bit_cast<uint32_t>(all[at * rows + i]))
             << weight_format_name(w->view.format) << " " << activation_precision_name(act)
