@@ -13,8 +13,8 @@
 //   it), and both meet the activations.
 // - Loops: token blocks, column chunks (the 32-row panel chunk, 32 KiB, stays in L1; the chunk's
 //   packed activations in L2), row panels, token tile pairs; small blocks swap the chunks and the
-//   panels (gemm_rows_amx). Two row tiles × two token tiles of
-//   results stay in the tile registers over a chunk and in a buffer between chunks.
+//   panels (gemm_rows_amx). Two row tiles × two token tiles of results stay in the tile registers
+//   over a chunk and in a buffer between chunks.
 #define MINIMAX_AVX512_TARGET \
   "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx512bf16,fma,f16c,bmi,bmi2,amx-tile,amx-bf16"
 #include <immintrin.h>
@@ -270,7 +270,7 @@ struct AmxCall {
     panels = (row_end - row_begin + kPanelRows - 1) / kPanelRows;
   }
 
-  // The panel's rows' bytes of the chunk at c0 into L2 (p == panels: none).
+  // The panel's rows' bytes of the chunk at c0 into L2 (nothing past the last panel or chunk).
   MINIMAX_AVX512 void prefetch(int64_t p, int64_t c0) const {
     if (p >= panels || c0 >= padded) return;
     const int64_t r = row_begin + p * kPanelRows;
