@@ -406,10 +406,10 @@ void register_benchmarks() {
       for (int tokens : {2, 4, 8, 16, 32, 64})
         b->Args({static_cast<int>(formats[i]), 2, static_cast<int>(ActivationPrecision::kBF16x2), 1,
                  tokens, 0});
-    // The ceiling of a few tokens (a decode batch's experts see one to four of its streams).
-    for (int tokens : {2, 3, 4, 8})
-      b->Args({static_cast<int>(formats[i]), 2, static_cast<int>(ActivationPrecision::kBF16x2), 1,
-               tokens, 1});
+    // The batch GEMM's ceiling at its fewest tokens (fewer take the rows: linear_invariant's
+    // cached cases).
+    b->Args({static_cast<int>(formats[i]), 2, static_cast<int>(ActivationPrecision::kBF16x2), 1,
+             kBatchTokens, 1});
     auto* inv = benchmark::RegisterBenchmark((std::string("linear_invariant/") + names[i]).c_str(),
                                              BM_LinearInvariant);
     inv->ArgNames({"format", "act", "tokens", "cols", "cached"});
@@ -420,11 +420,11 @@ void register_benchmarks() {
         for (int cols : {1536, 0})
           for (int tokens : {1, 4, 8, 12, 16, 24, 32, 64})
             inv->Args({static_cast<int>(formats[i]), static_cast<int>(act), tokens, cols, 0});
-    // The rows' compute ceiling with a few tokens, the weights in L2: does the width (the
-    // activations in L1 or not) matter?
+    // The rows' compute ceiling with a few tokens (a decode batch's experts see one to four of
+    // its streams), the weights in L2: does the width (the activations in L1 or not) matter?
     if (formats[i] != WeightFormat::kF32)
       for (int cols : {1536, 0})
-        for (int tokens : {1, 2, 4, 8, 16})
+        for (int tokens : {1, 2, 3, 4, 8, 16})
           inv->Args({static_cast<int>(formats[i]), static_cast<int>(ActivationPrecision::kBF16x2),
                      tokens, cols, 1});
     auto* rows = benchmark::RegisterBenchmark(

@@ -361,7 +361,7 @@ MINIMAX_AVX512 void gemm_rows_amx(const WeightView& w, const float* x, int64_t t
   int64_t block = kPackedBytes / (2 * kPlanes * width);
   block = std::clamp<int64_t>(block / (2 * kTileM) * (2 * kTileM), 2 * kTileM, kMaxBlockTokens);
   const int64_t block_tiles = (std::min(block, tokens) + kTileM - 1) / kTileM;
-  // Every column packed at once: the whole block's activations fit kPackedBytes.
+  // Every column packed at once (`whole`) where the block's activations fit kWholePackedBytes.
   // The chunks span `span` columns, past `padded` where whole segments overshoot it (a 128-wide
   // FP8 tile segment over 192 padded columns): packed activations cover it, zero past cols.
   const int64_t span = (padded + width - 1) / width * width;

@@ -37,18 +37,6 @@ namespace {
 //   void chunk_scales(row, chunk, valid_cols, __m512* s): kGroups per-lane multipliers
 //   float row_scale(row): multiplier of the row's final sum
 
-// acc + w · x: x f32, or bf16 (kBf16X). Split activations (kSplit, bf16 only) store a chunk's K
-// vectors of hi halves, then its K vectors of lo halves, and the chunk loops below call this
-// once for each, into different accumulators (one dependency chain would limit the tile).
-template <bool kBf16X, class Vec>
-MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE __m512 madd512(__m512 acc, Vec w, const char* x) {
-  if constexpr (kBf16X) {
-    return _mm512_dpbf16_ps(acc, (__m512bh)w, (__m512bh)_mm512_loadu_si512(x));
-  } else {
-    return _mm512_fmadd_ps(w, _mm512_loadu_ps(reinterpret_cast<const float*>(x)), acc);
-  }
-}
-
 // 64 bytes of x in a register that the compiler may not fold back into each use: the rows of a
 // tile share one load of each activation vector (folded, every row's FMA loaded it again, and
 // the loads, two per cycle, bounded the multi-token tiles).
@@ -64,8 +52,13 @@ MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE auto load_x512(const char* x) {
     return v;
   }
 }
+
+// acc + w · x: x f32, or bf16 pairs (kBf16X), as load_x512 gives it. Split activations (kSplit,
+// bf16 only) store a chunk's K vectors of hi halves, then its K vectors of lo halves, and the
+// chunk loops below call this once for each, into different accumulators (one dependency chain
+// would limit the tile).
 template <bool kBf16X, class Vec, class X>
-MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE __m512 madd512_reg(__m512 acc, Vec w, X x) {
+MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE __m512 madd512(__m512 acc, Vec w, X x) {
   if constexpr (kBf16X) {
     return _mm512_dpbf16_ps(acc, (__m512bh)w, (__m512bh)x);
   } else {
@@ -110,7 +103,7 @@ MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void chunk512(const D& d, int64_t row0, int
           const auto xv = load_x512<D::kBf16X>(xc + t * x_row_bytes + 64 * k + h * kLo);
 #pragma GCC unroll 4
           for (int r = 0; r < R; ++r)
-            p[r][t][D::group(k)] = madd512_reg<D::kBf16X>(p[r][t][D::group(k)], w[r][k], xv);
+            p[r][t][D::group(k)] = madd512<D::kBf16X>(p[r][t][D::group(k)], w[r][k], xv);
         }
 #pragma GCC unroll 4
     for (int r = 0; r < R; ++r)
@@ -130,7 +123,7 @@ MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void chunk512(const D& d, int64_t row0, int
           const auto xv = load_x512<D::kBf16X>(xk + h * kLo);
 #pragma GCC unroll 4
           for (int r = 0; r < R; ++r)
-            acc[r][t][(k + h) % 2] = madd512_reg<D::kBf16X>(acc[r][t][(k + h) % 2], w[r][k], xv);
+            acc[r][t][(k + h) % 2] = madd512<D::kBf16X>(acc[r][t][(k + h) % 2], w[r][k], xv);
         }
       }
   }
