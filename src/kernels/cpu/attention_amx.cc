@@ -2,19 +2,22 @@
 // 16 query tokens of one KV group, 32 cache slots at a time.
 //
 // - S = q · kᵀ: A = the query rows split into bf16 hi + lo (within 2^-16 of q, as split
-//   activations), B = the slots' K rows (exact: a bf16 cache, or an fp8 one decoded to bf16),
+//   activations), B = the slots' K rows (exact: a bf16 cache, or an fp8 one decoded to bf16; an
+//   f32 cache's rows split into hi + lo too, whose q lo × k lo products are left out),
 //   transposed into dword pairs.
 // - Online softmax in AVX-512 f32 per query row (scale, causal mask, running max and sum), then
 //   p = exp(s − max) split into bf16 hi + lo as the A tiles of P · V; B = pairs of V rows
-//   interleaved by element. Each slot tile's P · V leaves the tile registers into scratch and is
-//   added to the f32 output rows after they are multiplied by the softmax correction.
+//   interleaved by element (an f32 cache's V split as its K: p lo × v lo left out). Each slot
+//   tile's P · V leaves the tile registers into scratch and is added to the f32 output rows after
+//   they are multiplied by the softmax correction.
 // - Slot tiles run from 0 up to the block's last visible slot; each row masks the slots outside its
 //   visible runs (causal limit, MSA's selected blocks) to −inf (p = 0), so a row sums exactly the
 //   slots the reference sums, and selecting every visible block gives the dense call's bits.
 //
-// Taken for calls of 16+ tokens on a bf16 or fp8 cache (decoded exactly to bf16) at head_dim a
-// multiple of 32 when the engine's activations are a bf16 precision (split products: f32's
-// tolerance is kept); everything else keeps the f32 kernels of attention_kernels-inl.h.
+// Taken for calls of 16+ tokens on a bf16, fp8 (decoded exactly to bf16) or f32 cache (split:
+// three tile products per step instead of two) at head_dim a multiple of 32 when the engine's
+// activations are a bf16 precision (split products: f32's tolerance is kept); everything else
+// keeps the f32 kernels of attention_kernels-inl.h.
 #define MINIMAX_AVX512_TARGET "avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,fma,amx-tile,amx-bf16"
 #define MINIMAX_SIMD_LEVEL 2
 #include <immintrin.h>
@@ -50,12 +53,14 @@ constexpr int kMaxHeadDim = 256;
 
 // Per-thread scratch of one block (grown on demand, reused across calls).
 struct Scratch {
-  std::vector<uint16_t> q;  // [head][step][plane] tiles: rows = tokens, 32 dims of a step
-  std::vector<uint16_t> k;  // [half][step] tiles: the transposed K of 16 slots
-  std::vector<uint16_t> v;  // [slice] tiles: row j = slots 2j, 2j + 1 interleaved, 16 dims
-  std::vector<uint16_t> k_rows, v_rows;  // an fp8 cache's rows of the tile's slots, as bf16
-  std::vector<float> out;                // [head][token][dim] running outputs
-  std::vector<float> max, sum;           // [head][token]
+  std::vector<uint16_t> q;           // [head][step][plane] tiles: rows = tokens, 32 dims of a step
+  std::vector<uint16_t> k;           // [half][step] tiles: the transposed K of 16 slots
+  std::vector<uint16_t> v;           // [slice] tiles: row j = slots 2j, 2j + 1 interleaved, 16 dims
+  std::vector<uint16_t> k_lo, v_lo;  // the same of an f32 cache's lo halves
+  std::vector<uint16_t> k_rows, v_rows;  // an fp8 or f32 cache's rows of the tile's slots, bf16
+  std::vector<uint16_t> k_rows_lo, v_rows_lo;  // an f32 cache's lo halves
+  std::vector<float> out;                      // [head][token][dim] running outputs
+  std::vector<float> max, sum;                 // [head][token]
   alignas(64) float s[kTileM * kSlots];
   alignas(64) float c[4 * kTileDwords];
   alignas(64) uint16_t p[2 * kTileHalves];  // P hi, P lo
@@ -68,9 +73,13 @@ Scratch& scratch(int heads, int64_t d) {
   s.q.resize(static_cast<size_t>(heads * steps * 2 * kTileHalves));
   s.k.resize(static_cast<size_t>(2 * steps * kTileHalves));
   s.v.resize(static_cast<size_t>(d / 16 * kTileHalves));
+  s.k_lo.resize(s.k.size());
+  s.v_lo.resize(s.v.size());
   s.out.resize(static_cast<size_t>(heads * kTileM * d));
   s.k_rows.resize(static_cast<size_t>(kSlots * d));
   s.v_rows.resize(static_cast<size_t>(kSlots * d));
+  s.k_rows_lo.resize(static_cast<size_t>(kSlots * d));
+  s.v_rows_lo.resize(static_cast<size_t>(kSlots * d));
   s.max.resize(static_cast<size_t>(heads * kTileM));
   s.sum.resize(static_cast<size_t>(heads * kTileM));
   std::memset(s.zeros, 0, sizeof s.zeros);
@@ -112,6 +121,16 @@ struct Fp8Bf16Tables {
   }
 };
 
+// n (a multiple of 32) f32 values -> bf16 hi and lo = bf16(x − hi).
+MINIMAX_AVX512 void split_row(const float* x, int64_t n, uint16_t* hi, uint16_t* lo) {
+  for (int64_t i = 0; i < n; i += 32) {
+    const __m512 x0 = _mm512_loadu_ps(x + i), x1 = _mm512_loadu_ps(x + i + 16);
+    const __m512i h16 = round_bf16_32(x0, x1);
+    _mm512_storeu_si512(hi + i, h16);
+    _mm512_storeu_si512(lo + i, lo_bf16_32(x0, x1, h16));
+  }
+}
+
 // The A tiles of the block's queries: head h, step k (dims 32k..32k + 31), hi and lo planes.
 MINIMAX_AVX512 void pack_queries(const AttentionArgs& a, int64_t t0, int rows, int g, Scratch& s) {
   const int group = a.num_heads / a.num_kv_heads;
@@ -135,9 +154,11 @@ MINIMAX_AVX512 void pack_queries(const AttentionArgs& a, int64_t t0, int rows, i
     }
 }
 
-// The B tiles of 32 slots' K (transposed dword pairs) and V (pairs of rows interleaved).
+// The B tiles of 32 slots' K (transposed dword pairs) into k_tiles and V (pairs of rows
+// interleaved) into v_tiles.
 MINIMAX_AVX512 void pack_slots(const uint16_t* const (&k_rows)[kSlots],
-                               const uint16_t* const (&v_rows)[kSlots], int64_t d, Scratch& s) {
+                               const uint16_t* const (&v_rows)[kSlots], int64_t d,
+                               uint16_t* k_tiles, uint16_t* v_tiles) {
   const int64_t steps = d / 32;
   for (int half = 0; half < 2; ++half)
     for (int64_t k = 0; k < steps; ++k) {
@@ -146,7 +167,7 @@ MINIMAX_AVX512 void pack_slots(const uint16_t* const (&k_rows)[kSlots],
       for (int i = 0; i < 16; ++i)
         r[i] = _mm512_loadu_ps(reinterpret_cast<const float*>(k_rows[16 * half + i] + 32 * k));
       transpose16(r);
-      uint16_t* dst = s.k.data() + (half * steps + k) * kTileHalves;
+      uint16_t* dst = k_tiles + (half * steps + k) * kTileHalves;
 #pragma GCC unroll 16
       for (int j = 0; j < 16; ++j) _mm512_storeu_ps(reinterpret_cast<float*>(dst + 32 * j), r[j]);
     }
@@ -160,14 +181,14 @@ MINIMAX_AVX512 void pack_slots(const uint16_t* const (&k_rows)[kSlots],
     for (int64_t c = 0; c < d; c += 32) {
       const __m512i even = _mm512_loadu_si512(v_rows[2 * j] + c);
       const __m512i odd = _mm512_loadu_si512(v_rows[2 * j + 1] + c);
-      uint16_t* dst = s.v.data() + (c / 16) * kTileHalves + 32 * j;
+      uint16_t* dst = v_tiles + (c / 16) * kTileHalves + 32 * j;
       _mm512_storeu_si512(dst, _mm512_permutex2var_epi16(even, low, odd));
       _mm512_storeu_si512(dst + kTileHalves, _mm512_permutex2var_epi16(even, high, odd));
     }
 }
 
-// S (16 tokens × 32 slots) of head h into s.s, rows 32 floats apart.
-MINIMAX_AVX512 void scores(const Scratch& s, int h, int64_t steps) {
+// S (16 tokens × 32 slots) of head h into s.s, rows 32 floats apart (kv_lo: plus q hi × k lo).
+MINIMAX_AVX512 void scores(const Scratch& s, int h, int64_t steps, bool kv_lo) {
   _tile_zero(0);
   _tile_zero(1);
   for (int64_t k = 0; k < steps; ++k) {
@@ -180,6 +201,12 @@ MINIMAX_AVX512 void scores(const Scratch& s, int h, int64_t steps) {
     _tile_dpbf16ps(0, 5, 6);
     _tile_dpbf16ps(1, 4, 7);
     _tile_dpbf16ps(1, 5, 7);
+    if (kv_lo) {
+      _tile_loadd(6, s.k_lo.data() + k * kTileHalves, 64);
+      _tile_loadd(7, s.k_lo.data() + (steps + k) * kTileHalves, 64);
+      _tile_dpbf16ps(0, 4, 6);
+      _tile_dpbf16ps(1, 4, 7);
+    }
   }
   _tile_stored(0, s.s, 4 * kSlots);
   _tile_stored(1, s.s + 16, 4 * kSlots);
@@ -225,13 +252,16 @@ MINIMAX_AVX512 void softmax_step(Scratch& s, int h, const uint32_t (&visible)[kT
   compiler_barrier();
 }
 
-// out_h ← out_h · corr + P · V, 64 dims (four result tiles) at a time, a last 32 in two.
-MINIMAX_AVX512 void accumulate(Scratch& s, int h, int64_t d, const float (&corr)[kTileM]) {
+// out_h ← out_h · corr + P · V, 64 dims (four result tiles) at a time, a last 32 in two (kv_lo:
+// plus P hi × V lo).
+MINIMAX_AVX512 void accumulate(Scratch& s, int h, int64_t d, const float (&corr)[kTileM],
+                               bool kv_lo) {
   _tile_loadd(4, s.p, 64);
   _tile_loadd(5, s.p + kTileHalves, 64);
   float* out = s.out.data() + h * kTileM * d;
   for (int64_t c0 = 0; c0 < d; c0 += 64) {
     const uint16_t* v = s.v.data() + (c0 / 16) * kTileHalves;
+    const uint16_t* v_lo = s.v_lo.data() + (c0 / 16) * kTileHalves;
     const int tiles = d - c0 >= 64 ? 4 : 2;  // a last 32 dims: two tiles
     _tile_zero(0);
     _tile_zero(1);
@@ -241,6 +271,12 @@ MINIMAX_AVX512 void accumulate(Scratch& s, int h, int64_t d, const float (&corr)
     _tile_dpbf16ps(0, 5, 6);
     _tile_dpbf16ps(1, 4, 7);
     _tile_dpbf16ps(1, 5, 7);
+    if (kv_lo) {
+      _tile_loadd(6, v_lo, 64);
+      _tile_loadd(7, v_lo + kTileHalves, 64);
+      _tile_dpbf16ps(0, 4, 6);
+      _tile_dpbf16ps(1, 4, 7);
+    }
     _tile_stored(0, s.c, 64);
     _tile_stored(1, s.c + kTileDwords, 64);
     if (tiles == 4) {
@@ -252,6 +288,12 @@ MINIMAX_AVX512 void accumulate(Scratch& s, int h, int64_t d, const float (&corr)
       _tile_dpbf16ps(2, 5, 6);
       _tile_dpbf16ps(3, 4, 7);
       _tile_dpbf16ps(3, 5, 7);
+      if (kv_lo) {
+        _tile_loadd(6, v_lo + 2 * kTileHalves, 64);
+        _tile_loadd(7, v_lo + 3 * kTileHalves, 64);
+        _tile_dpbf16ps(2, 4, 6);
+        _tile_dpbf16ps(3, 4, 7);
+      }
       _tile_stored(2, s.c + 2 * kTileDwords, 64);
       _tile_stored(3, s.c + 3 * kTileDwords, 64);
     }
@@ -271,7 +313,8 @@ MINIMAX_AVX512 void accumulate(Scratch& s, int h, int64_t d, const float (&corr)
 
 bool amx_attention_applies(const AttentionArgs& a, CpuIsa isa) {
   return isa == CpuIsa::kAvx512 && a.T >= kTileM &&
-         (a.kv_dtype == KvDtype::kBF16 || a.kv_dtype == KvDtype::kFp8E4m3) &&
+         (a.kv_dtype == KvDtype::kBF16 || a.kv_dtype == KvDtype::kFp8E4m3 ||
+          a.kv_dtype == KvDtype::kF32) &&
          a.head_dim % 32 == 0 && a.head_dim <= kMaxHeadDim && cpu_features().amx_bf16;
 }
 
@@ -294,7 +337,7 @@ MINIMAX_AVX512 void amx_attend_block(const AttentionArgs& a, int64_t block, int 
   std::fill(s.out.begin(), s.out.end(), 0.0f);
   std::fill(s.max.begin(), s.max.end(), -std::numeric_limits<float>::infinity());
   std::fill(s.sum.begin(), s.sum.end(), 0.0f);
-  const bool fp8 = a.kv_dtype == KvDtype::kFp8E4m3;
+  const bool fp8 = a.kv_dtype == KvDtype::kFp8E4m3, f32 = a.kv_dtype == KvDtype::kF32;
   const auto* k_base = static_cast<const char*>(kv_element(a.k_cache, a.kv_dtype, g * d));
   const auto* v_base = static_cast<const char*>(kv_element(a.v_cache, a.kv_dtype, g * d));
   const int64_t row_bytes = a.cache_stride * kv_dtype_bytes(a.kv_dtype);
@@ -316,13 +359,24 @@ MINIMAX_AVX512 void amx_attend_block(const AttentionArgs& a, int64_t block, int 
     if (any == 0) continue;
     const uint16_t* k_rows[kSlots];
     const uint16_t* v_rows[kSlots];
+    const uint16_t* k_rows_lo[kSlots];
+    const uint16_t* v_rows_lo[kSlots];
     for (int j = 0; j < kSlots; ++j) {
       if (s0 + j > last) {
-        k_rows[j] = v_rows[j] = s.zeros;
+        k_rows[j] = v_rows[j] = k_rows_lo[j] = v_rows_lo[j] = s.zeros;
         continue;
       }
       const int64_t at = cache_row(a, s0 + j) * row_bytes;
-      if (fp8) {  // decoded into scratch: the tiles take bf16
+      if (f32) {  // split into scratch: hi and lo planes
+        split_row(reinterpret_cast<const float*>(k_base + at), d, &s.k_rows[j * d],
+                  &s.k_rows_lo[j * d]);
+        split_row(reinterpret_cast<const float*>(v_base + at), d, &s.v_rows[j * d],
+                  &s.v_rows_lo[j * d]);
+        k_rows[j] = &s.k_rows[j * d];
+        v_rows[j] = &s.v_rows[j * d];
+        k_rows_lo[j] = &s.k_rows_lo[j * d];
+        v_rows_lo[j] = &s.v_rows_lo[j * d];
+      } else if (fp8) {  // decoded into scratch: the tiles take bf16
         fp8_tables.decode(reinterpret_cast<const uint8_t*>(k_base + at), d, &s.k_rows[j * d]);
         fp8_tables.decode(reinterpret_cast<const uint8_t*>(v_base + at), d, &s.v_rows[j * d]);
         k_rows[j] = &s.k_rows[j * d];
@@ -332,13 +386,14 @@ MINIMAX_AVX512 void amx_attend_block(const AttentionArgs& a, int64_t block, int 
         v_rows[j] = reinterpret_cast<const uint16_t*>(v_base + at);
       }
     }
-    pack_slots(k_rows, v_rows, d, s);
+    pack_slots(k_rows, v_rows, d, s.k.data(), s.v.data());
+    if (f32) pack_slots(k_rows_lo, v_rows_lo, d, s.k_lo.data(), s.v_lo.data());
     compiler_barrier();
     for (int h = 0; h < group; ++h) {
       float corr[kTileM];
-      scores(s, h, steps);
+      scores(s, h, steps, f32);
       softmax_step(s, h, visible, a.scale, corr);
-      accumulate(s, h, d, corr);
+      accumulate(s, h, d, corr, f32);
     }
   }
   _tile_release();

@@ -1,5 +1,5 @@
 // The AMX prefill attention (kernels/cpu/attention_amx.cc) against the reference, where the CPU has
-// AMX: prefill on a bf16 or fp8 cache under split bf16 activations, M2 and M3 head layouts, chunks
+// AMX: prefill on a bf16, fp8 or f32 cache under split bf16 activations, M2 and M3 head layouts, chunks
 // after earlier context, MSA-selected blocks, token counts that are not a multiple of 16, scattered
 // positions; paged equal to contiguous, every thread count equal, and every visible block
 // selected equal to dense, bit for bit.
@@ -8,7 +8,9 @@
 // is within E = (2d + 8)·u·m + 2^-16·m + (3 + |s − max|)·u of the exact one (m = scale·Σ|q_c·k_c|:
 // the f32 sums of the hi and lo products, the lo half of q within 2^-16, the exp), and p's split
 // into hi + lo moves the output by at most 2^-16·max|v|. The test uses
-// (4.4·E + (2n + n/8 + 8)·u + 2^-16)·max_s|v_sc|.
+// (4.4·E + (2n + n/8 + 8)·u + 2^-16)·max_s|v_sc|. An f32 cache's K and V are split as well and
+// the lo × lo products left out (each |lo| ≤ 2^-8 of its value): 2·2^-16·m more in E and 2·2^-16
+// more beside the 2^-16 of p's split.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -139,12 +141,13 @@ std::vector<double> bounds(const Problem& p, int64_t t, int h) {
     magnitude[s] = abs_dot * scale;
     max_score = std::max(max_score, score[s]);
   }
+  const double splits = p.dtype == KvDtype::kF32 ? 3 : 1;  // of q (and of k, and lo × lo)
   double e = 0;
   for (int64_t s = 0; s < n; ++s)
     if (sees(p, t, g, s))
-      e = std::max(e, (2.0 * d + 8) * kU * magnitude[s] + 0x1p-16 * magnitude[s] +
+      e = std::max(e, (2.0 * d + 8) * kU * magnitude[s] + splits * 0x1p-16 * magnitude[s] +
                           (3 + std::fabs(score[s] - max_score)) * kU);
-  const double factor = 4.4 * e + (2.0 * seen + seen / 8.0 + 8) * kU + 0x1p-16;
+  const double factor = 4.4 * e + (2.0 * seen + seen / 8.0 + 8) * kU + splits * 0x1p-16;
   for (double& v : vmax) v = factor * v + 1e-30;
   return vmax;
 }
@@ -174,13 +177,16 @@ TEST_F(AmxAttention, WithinBoundOfTheReference) {
        positions_from(7, 19)},  // 64 dims in four tiles, the last 32 in two
       {"head_dim_32", 4, 2, 32, positions_from(0, 33)},  // the bundled tiny M3
       {"fp8_cache", 48, 8, 128, positions_from(60, 24), KvDtype::kFp8E4m3},
+      {"f32_cache", 48, 8, 128, positions_from(60, 24), KvDtype::kF32},
+      {"f32_cache_head_dim_96", 4, 2, 96, positions_from(7, 19), KvDtype::kF32},
+      {"f32_cache_msa", 64, 4, 128, positions_from(290, 37), KvDtype::kF32},  // MSA (below)
       {"scattered_positions", 8, 2, 128, scattered},
   };
   ThreadPool pool(2);
   uint32_t seed = 1;
   for (const Case& c : cases) {
     Problem p = make_amx_problem(c.heads, c.kv, c.d, c.positions, seed++, c.dtype);
-    if (c.name == "m3_chunk_after_context")
+    if (c.name == "m3_chunk_after_context" || c.name == "f32_cache_msa")
       choose_blocks(p, 64, 0.5, seed++);  // MSA, 64-slot blocks
     std::vector<float> got(p.T() * c.heads * c.d), want(got.size());
     ASSERT_TRUE(cpu_ops_detail::amx_attention_applies(p.args(got.data()), CpuIsa::kAvx512))
@@ -224,6 +230,34 @@ TEST_F(AmxAttention, SoftmaxWeightsKeepSixteenBits) {
         << "token " << i / 64 << " element " << i % 64 << ": " << got[i] << " vs " << want[i];
 }
 
+// An f32 cache keeps 16 bits of K and V: scores that need K's lo half (k of slot s about −1.7·s,
+// not a bf16; q one-hot and scale 1/8, so q·k is exact in f32) and V values that are not bf16
+// stay within 3·2^-16·max|v| of the reference (the splits of p and v, and p lo × v lo left out).
+// Without K's lo half the scores move by up to 2^-9 of their size (up to 3.2), without V's lo
+// the outputs by up to 2^-9 of |v|.
+TEST_F(AmxAttention, F32CacheKeepsSixteenBitsOfKAndV) {
+  Problem p = make_amx_problem(1, 1, 64, positions_from(0, 16), 13, KvDtype::kF32);
+  std::fill(p.q.begin(), p.q.end(), 0.0f);
+  for (int64_t t = 0; t < 16; ++t) p.q[t * 64] = 1.0f;
+  std::fill(p.k.begin(), p.k.end(), 0.0f);
+  for (int s = 0; s < 16; ++s)
+    p.k[s * 64] = -1.7f * static_cast<float>(s) * (1.0f + 0.001f * static_cast<float>(s));
+  encode_kv_row(p.k.data(), 16 * 64, KvDtype::kF32, p.kc.data());
+  std::vector<float> got(16 * 64), want(got.size());
+  ThreadPool pool(1);
+  cpu_attention_at(p.args(got.data()), &pool, CpuIsa::kAvx512, /*amx_tiles=*/true);
+  reference::attention(p.args(want.data()), nullptr);
+  double vmax = 0, worst = 0;
+  for (float x : p.v) vmax = std::max(vmax, std::fabs(double(x)));
+  for (size_t i = 0; i < got.size(); ++i) {
+    const double err = std::fabs(double(got[i]) - want[i]);
+    worst = std::max(worst, err / vmax);
+    ASSERT_LE(err, 3 * 0x1p-16 * vmax)
+        << "token " << i / 64 << " element " << i % 64 << ": " << got[i] << " vs " << want[i];
+  }
+  std::printf("[ measured ] worst error / max|v|: %.3g (bound %.3g)\n", worst, 3 * 0x1p-16);
+}
+
 TEST_F(AmxAttention, PagedAndThreadCountsGiveTheSameBits) {
   const Problem p = make_amx_problem(24, 4, 128, positions_from(40, 50), 9);
   std::vector<float> one(p.T() * 24 * 128), three(one.size()), paged(one.size());
@@ -265,7 +299,7 @@ TEST_F(AmxAttention, EveryVisibleBlockSelectedIsBitIdenticalToDense) {
   }
 }
 
-TEST_F(AmxAttention, TakenOnlyForBf16AndFp8CachesUnderBf16Activations) {
+TEST_F(AmxAttention, TakenForEveryCacheTypeUnderBf16Activations) {
   const Problem p = make_amx_problem(8, 2, 128, positions_from(0, 16), 3);
   std::vector<float> out(p.T() * 8 * 128);
   AttentionArgs a = p.args(out.data());
@@ -277,8 +311,11 @@ TEST_F(AmxAttention, TakenOnlyForBf16AndFp8CachesUnderBf16Activations) {
   AttentionArgs fp8 = a, f32 = a;
   fp8.kv_dtype = KvDtype::kFp8E4m3;
   EXPECT_TRUE(cpu_ops_detail::amx_attention_applies(fp8, CpuIsa::kAvx512));
-  f32.kv_dtype = KvDtype::kF32;  // not bf16 values: the f32 kernels
-  EXPECT_FALSE(cpu_ops_detail::amx_attention_applies(f32, CpuIsa::kAvx512));
+  f32.kv_dtype = KvDtype::kF32;  // split into hi + lo
+  EXPECT_TRUE(cpu_ops_detail::amx_attention_applies(f32, CpuIsa::kAvx512));
+  AttentionArgs odd_dim = a;
+  odd_dim.head_dim = 48;  // not whole 32-dim steps: the f32 kernels
+  EXPECT_FALSE(cpu_ops_detail::amx_attention_applies(odd_dim, CpuIsa::kAvx512));
   // The f32 configuration does not ask for the tiles (CpuKernelConfig::amx_attention).
   CpuKernelConfig f32_config;
   f32_config.activations = ActivationPrecision::kF32;
