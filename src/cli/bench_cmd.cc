@@ -33,6 +33,7 @@
 #include "cli/parallel_flags.h"
 #include "cli/speculative_flag.h"
 #include "cli/threads_flag.h"
+#include "cli/weight_pages_flag.h"
 #include "kernels/backend.h"
 #include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/linear.h"
@@ -54,6 +55,7 @@ struct BenchArgs {
   int64_t prompt_tokens = 128, gen_tokens = 32;
   int64_t prefill_chunk = kDefaultPrefillChunk;  // tokens per model call in a prefill
   size_t threads = 0;
+  bool huge_page_weights = true;  // --weight-pages
   int repeat = 3;
   size_t bandwidth_mib = 1024;
   bool json = false;
@@ -240,6 +242,13 @@ void print_table(const nlohmann::ordered_json& r, const BenchArgs& args, const M
           gib(m["bound_bytes"]), gib(m["mapped_weight_bytes"]), gib(m["kv_pool_bytes"]),
           gib(m["repacked_weight_bytes"]), gib(m["load_peak_rss_bytes"]),
           m["peak_includes_bandwidth_test"].get<bool>() ? "; includes the bandwidth test" : ""));
+  row("weight pages",
+      m["huge_page_weight_bytes"].get<uint64_t>() > 0
+          ? fmt::format("{:.2f} GiB moved into huge pages at load, {:.2f} GiB of the process in "
+                        "huge pages now (--weight-pages huge)",
+                        gib(m["huge_page_weight_bytes"]), gib(m["anon_huge_page_bytes"]))
+          : std::string("the checkpoint mapping's (--weight-pages mapped, or no transparent huge "
+                        "pages, or weights not read in at load)"));
 }
 
 // Tokens the single-stream figures process, for the progress bar.
@@ -272,6 +281,7 @@ ModelOptions bench_model_options(const BenchArgs& args, ThreadPool& pool) {
   options.parallel = args.parallel;
   options.show_load_progress = !args.quiet;
   options.memory_available_bytes = available_memory_per_rank();
+  options.huge_page_weights = args.huge_page_weights;
   return options;
 }
 
@@ -473,6 +483,7 @@ void register_bench(CLI::App& app) {
                   "Prompt tokens per model call (lm_head runs once per call)")
       ->capture_default_str();
   add_threads_flag(cmd, args->threads, "Worker threads");
+  add_weight_pages_flag(cmd, args->huge_page_weights);
   cmd->add_option("--repeat", args->repeat, "Timed runs; the fastest is reported")
       ->capture_default_str();
   cmd->add_option("--bandwidth-mib", args->bandwidth_mib, "Buffer size of the bandwidth test")

@@ -3,13 +3,16 @@
 
 #include <algorithm>
 
+#include "base/huge_pages.h"
 #include "base/process_memory.h"
 #include "model/kv_cache.h"
 
 namespace minimax::cli {
 
 BenchMemory::BenchMemory(const Model& model)
-    : load_peak_(resident_memory().peak_bytes), mapped_(model.weights().mapped_bytes) {
+    : load_peak_(resident_memory().peak_bytes),
+      mapped_(model.weights().mapped_bytes),
+      huge_page_weights_(model.huge_page_weight_bytes()) {
   for (const auto& buffer : model.weights().owned) repacked_ += buffer.size();
 }
 
@@ -26,7 +29,11 @@ nlohmann::ordered_json BenchMemory::report() const {
           {"repacked_weight_bytes", repacked_},
           {"bound_bytes", bound},
           {"within_bound", peak <= bound},
-          {"peak_includes_bandwidth_test", !reset_}};
+          {"peak_includes_bandwidth_test", !reset_},
+          // Weights moved into huge pages at load (--weight-pages), and what the kernel backs
+          // with huge pages now (AnonHugePages: it may have given small pages instead).
+          {"huge_page_weight_bytes", huge_page_weights_},
+          {"anon_huge_page_bytes", anonymous_huge_page_bytes()}};
 }
 
 uint64_t single_sequence_kv_bytes(const ModelConfig& config, int64_t capacity, KvDtype dtype) {

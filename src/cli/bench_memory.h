@@ -26,7 +26,7 @@ class BenchMemory {
   nlohmann::ordered_json report() const;
 
  private:
-  uint64_t load_peak_ = 0, mapped_ = 0, repacked_ = 0, kv_pool_bytes_ = 0;
+  uint64_t load_peak_ = 0, mapped_ = 0, repacked_ = 0, kv_pool_bytes_ = 0, huge_page_weights_ = 0;
   bool reset_ = false;
 };
 

@@ -20,6 +20,7 @@
 #include "cli/parallel_flags.h"
 #include "cli/speculative_flag.h"
 #include "cli/threads_flag.h"
+#include "cli/weight_pages_flag.h"
 #include "runtime/model_session.h"
 #include "runtime/spec/draft_head.h"
 #include "runtime/spec/model_step_cost.h"
@@ -36,6 +37,7 @@ struct ChatArgs {
   std::string model, system, moe_path = "fast", thinking_mode;
   int64_t max_tokens = 2048, context = 8192;
   size_t threads = 0;
+  bool huge_page_weights = true;  // --weight-pages
   bool plain = false, quiet = false;
   SamplingOverrides sampling;
   ParallelRequest parallel;
@@ -91,6 +93,7 @@ void run_chat(const ChatArgs& args) {
   options.parallel = args.parallel;
   options.show_load_progress = !args.quiet;
   options.memory_available_bytes = available_memory_per_rank();
+  options.huge_page_weights = args.huge_page_weights;
   auto model = TextModel::load(args.model, options, ranks());
   if (follow_rank0(model->model())) return;  // the conversation is rank 0's
   if (args.context <= 0) fail("--context: must be > 0, got {}", args.context);
@@ -199,6 +202,7 @@ void register_chat(CLI::App& app) {
       ->capture_default_str();
   add_sampling_options(cmd, args->sampling);
   add_threads_flag(cmd, args->threads, "Worker threads");
+  add_weight_pages_flag(cmd, args->huge_page_weights);
   add_parallel_flags(cmd, args->parallel);
   add_kv_cache_dtype_flag(cmd, args->kv_cache_dtype);
   add_activations_flag(cmd, args->activations);

@@ -19,6 +19,7 @@
 #include "cli/parallel_flags.h"
 #include "cli/speculative_flag.h"
 #include "cli/threads_flag.h"
+#include "cli/weight_pages_flag.h"
 #include "runtime/model_session.h"
 #include "runtime/spec/draft_head.h"
 #include "runtime/spec/model_step_cost.h"
@@ -33,6 +34,7 @@ struct GenerateArgs {
   bool chat = false, quiet = false;
   int64_t max_tokens = 0, context = 0;
   size_t threads = 0;
+  bool huge_page_weights = true;  // --weight-pages
   std::vector<std::string> stop;
   SamplingOverrides sampling;
   ParallelRequest parallel;
@@ -77,6 +79,7 @@ void run_generate(const GenerateArgs& args) {
   options.parallel = args.parallel;
   options.show_load_progress = !args.quiet;
   options.memory_available_bytes = available_memory_per_rank();
+  options.huge_page_weights = args.huge_page_weights;
   auto model = TextModel::load(args.model, options, ranks());
   if (follow_rank0(model->model())) return;  // the output is rank 0's
 
@@ -156,6 +159,7 @@ void register_generate(CLI::App& app) {
   add_sampling_options(cmd, args->sampling);
   cmd->add_option("--context", args->context, "KV cache tokens (default: prompt + max tokens)");
   add_threads_flag(cmd, args->threads, "Worker threads");
+  add_weight_pages_flag(cmd, args->huge_page_weights);
   add_parallel_flags(cmd, args->parallel);
   add_kv_cache_dtype_flag(cmd, args->kv_cache_dtype);
   add_activations_flag(cmd, args->activations);

@@ -20,6 +20,7 @@
 #include "cli/model_path_check.h"
 #include "cli/parallel_flags.h"
 #include "cli/threads_flag.h"
+#include "cli/weight_pages_flag.h"
 #include "kernels/cpu/linear.h"
 #include "runtime/checkpoint_text.h"
 #include "runtime/perplexity.h"
@@ -33,6 +34,7 @@ struct PerplexityArgs {
   int64_t context = 512;
   uint32_t top_k = 32;
   size_t threads = 0;
+  bool huge_page_weights = true;  // --weight-pages
   ParallelRequest parallel;
   std::string kv_cache_dtype = "auto", activations;
   bool batch_invariant = false;
@@ -155,6 +157,7 @@ void run_perplexity_cmd(const PerplexityArgs& args) {
   options.parallel = args.parallel;
   options.show_load_progress = !args.quiet;
   options.memory_available_bytes = available_memory_per_rank();
+  options.huge_page_weights = args.huge_page_weights;
   auto model = Model::load(args.model, options, ranks());
   if (follow_rank0(*model)) return;  // the scores are rank 0's
 
@@ -214,6 +217,7 @@ void register_perplexity(CLI::App& app) {
   cmd->add_flag("--force", args->force, "Replace an existing base file");
   cmd->add_flag("--json", args->json, "Print the results as a JSON object");
   add_threads_flag(cmd, args->threads, "Worker threads");
+  add_weight_pages_flag(cmd, args->huge_page_weights);
   add_parallel_flags(cmd, args->parallel);
   add_kv_cache_dtype_flag(cmd, args->kv_cache_dtype);
   add_activations_flag(cmd, args->activations);

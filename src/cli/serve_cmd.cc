@@ -32,6 +32,7 @@
 #include "cli/serve_preflight.h"
 #include "cli/speculative_flag.h"
 #include "cli/threads_flag.h"
+#include "cli/weight_pages_flag.h"
 #include "cli/vllm_flags.h"
 #include "model/kv_cache.h"
 #include "runtime/bandwidth.h"
@@ -59,6 +60,7 @@ struct ServeArgs {
   double grammar_mask_budget_ms = EngineOptions{}.grammar_mask_budget_ms;
   double shutdown_timeout = 30;
   size_t threads = 0, http_threads = 64;
+  bool huge_page_weights = true;  // --weight-pages
   bool no_prefix_caching = false, quiet = false;
   bool dry_run = false;
   ParallelRequest parallel;
@@ -359,6 +361,7 @@ void run_serve(const ServeArgs& args) {
   model_options.parallel = args.parallel;
   model_options.show_load_progress = !args.quiet;
   model_options.memory_available_bytes = available_memory_per_rank();
+  model_options.huge_page_weights = args.huge_page_weights;
   model = TextModel::load(args.model, model_options, ranks());
   if (follow_rank0(model->model())) return;  // HTTP and scheduling are rank 0's
   if (!args.chat_template.empty()) model->set_chat_template(pre.chat_template, args.chat_template);
@@ -499,6 +502,7 @@ void register_serve(CLI::App& app) {
                   "Seconds open requests may take after SIGTERM/SIGINT before their connections "
                   "are dropped (default 30)");
   add_threads_flag(cmd, args->threads, "Compute threads");
+  add_weight_pages_flag(cmd, args->huge_page_weights);
   add_parallel_flags(cmd, args->parallel);
   add_kv_cache_dtype_flag(cmd, args->kv_cache_dtype);
   add_activations_flag(cmd, args->activations);

@@ -55,6 +55,8 @@ class SafetensorsFile {
   const std::map<std::string, std::string>& metadata() const { return header_.metadata; }
   uint64_t data_offset() const { return header_.data_offset; }
   uint64_t file_size() const { return file_.size(); }
+  // The whole file as mapped (header included): what base/huge_pages.h may move.
+  std::span<const uint8_t> mapping() const { return file_.bytes(); }
 
   // nullptr when absent.
   const TensorInfo* find(std::string_view name) const;

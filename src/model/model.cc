@@ -6,6 +6,7 @@
 #include <string>
 
 #include "base/error.h"
+#include "base/huge_pages.h"
 #include "base/log.h"
 #include "base/progress.h"
 #include "model/rank_link.h"
@@ -47,9 +48,10 @@ Model::Model(ModelConfig config, QuantConfig quant, std::unique_ptr<TensorStore>
       store_(std::move(store)),
       options_(options),
       comm_(comm != nullptr && comm->size() > 1 ? comm : nullptr),
-      backend_(options.make_backend         ? options.make_backend()
-               : options.kernels != nullptr ? create_host_backend(*options.kernels)
-                                            : create_backend(options.backend, {options.cpu, options.cpu_moe})),
+      backend_(options.make_backend ? options.make_backend()
+               : options.kernels != nullptr
+                   ? create_host_backend(*options.kernels)
+                   : create_backend(options.backend, {options.cpu, options.cpu_moe})),
       link_(std::make_shared<Link>()) {
   // The layout and the ranks' sameness are settled before any weight is read.
   plan_ = make_parallel_plan(options_.parallel, comm_ ? comm_->size() : 1,
@@ -77,9 +79,12 @@ Model::Model(ModelConfig config, QuantConfig quant, std::unique_ptr<TensorStore>
   load.dequant_experts = options_.moe_path == MoePath::kDequant;
   load.plan = plan_;
   weights_ = load_model_weights(*store_, config_, quant_, load);
-  if (should_prefault(kept_bytes(weights_), options_.memory_available_bytes))
-    prefault_weights(weights_, options_.show_load_progress && !is_follower());
-  else
+  if (should_prefault(kept_bytes(weights_), options_.memory_available_bytes)) {
+    const bool progress = options_.show_load_progress && !is_follower();
+    if (options_.huge_page_weights && backend_->host_memory() && transparent_huge_pages_available())
+      huge_page_weight_bytes_ = move_weights_to_huge_pages(weights_, *store_, progress);
+    prefault_weights(weights_, progress);  // what was not moved
+  } else
     log_info(
         "{}: the weights ({}) are more than the memory available ({}): not read in at load; "
         "their pages stream in from the checkpoint as the forward pass reads them (slower)",

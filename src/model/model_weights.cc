@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "base/error.h"
+#include "base/huge_pages.h"
 #include "base/log.h"
 #include "base/mapped_file.h"
 #include "base/progress.h"
@@ -212,6 +213,22 @@ void prefault_weights(const ModelWeights& weights, bool show_progress) {
       if (progress) progress->add(n);
     }
   if (progress) progress->finish();
+}
+
+uint64_t move_weights_to_huge_pages(const ModelWeights& weights, const TensorStore& store,
+                                    bool show_progress) {
+  std::vector<std::span<const uint8_t>> regions;
+  for (size_t i = 0; i < store.num_shards(); ++i) regions.push_back(store.shard(i).mapping());
+  std::optional<Progress> progress;
+  if (show_progress) {
+    progress.emplace("load weights", kept_bytes(weights));
+    progress->show_after(std::chrono::seconds(1));
+  }
+  const uint64_t moved = move_to_huge_pages(weights.kept, regions, [&](uint64_t bytes) {
+    if (progress) progress->add(bytes);
+  });
+  if (progress) progress->finish();
+  return moved;
 }
 
 ModelWeights load_model_weights(const TensorStore& store, const ModelConfig& config,

@@ -89,6 +89,12 @@ void prefault_weights(const ModelWeights& weights, bool show_progress);
 // make room for the last (issue 39: a 230 GB model on a smaller host); they then stream in from
 // the checkpoint as the forward pass reads them.
 bool should_prefault(uint64_t weight_bytes, int64_t available_bytes);
+
+// Moves the kept weights that lie in `store`'s file mappings into transparent huge pages
+// (base/huge_pages.h), reading them in on the way; with `show_progress`, a progress bar. Returns
+// the bytes moved (whole 2 MiB blocks: a few MB of each shard's ends stay in the mapping).
+uint64_t move_weights_to_huge_pages(const ModelWeights& weights, const TensorStore& store,
+                                    bool show_progress);
 uint64_t kept_bytes(const ModelWeights& weights);
 
 }  // namespace minimax

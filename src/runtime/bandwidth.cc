@@ -11,6 +11,7 @@
 
 #include "base/clock.h"
 #include "base/error.h"
+#include "base/huge_pages.h"
 
 namespace minimax {
 
@@ -78,13 +79,17 @@ Bandwidth measure_bandwidth(ThreadPool& pool, size_t buffer_bytes, int repeats) 
     fail("bandwidth: buffer of {} bytes is too small", buffer_bytes);
   if (repeats <= 0) fail("bandwidth: repeats must be > 0, got {}", repeats);
   const Slices slices{buffer_bytes, pool.size()};
-  std::unique_ptr<uint8_t[]> src(new uint8_t[buffer_bytes]), dst(new uint8_t[buffer_bytes]);
+  // In huge pages where the kernel offers them, as the weights (--weight-pages huge): in 4 KiB
+  // pages the read loop measured ~20% below what 2 MiB pages stream (Intel Xeon with AMX).
+  HugePageBuffer src_pages(buffer_bytes), dst_pages(buffer_bytes);
+  uint8_t* const src = src_pages.data();
+  uint8_t* const dst = dst_pages.data();
   // First touch by the streaming thread places pages near it (NUMA) and faults them in.
   pool.parallel_for(pool.size(), [&](size_t b, size_t e, size_t) {
     for (size_t t = b; t < e; ++t) {
       const size_t from = slices.begin(t), to = slices.end(t);
       for (size_t i = from; i < to; ++i) src[i] = static_cast<uint8_t>(i * 131);
-      std::memset(dst.get() + from, 0, to - from);
+      std::memset(dst + from, 0, to - from);
     }
   });
   Bandwidth out;
@@ -95,8 +100,7 @@ Bandwidth measure_bandwidth(ThreadPool& pool, size_t buffer_bytes, int repeats) 
   const double copy = best_seconds(
       pool, repeats,
       [&](size_t t) {
-        std::memcpy(dst.get() + slices.begin(t), src.get() + slices.begin(t),
-                    slices.end(t) - slices.begin(t));
+        std::memcpy(dst + slices.begin(t), src + slices.begin(t), slices.end(t) - slices.begin(t));
       },
       wall);
   out.copy_gbps = buffer_bytes / copy / 1e9;
@@ -104,7 +108,7 @@ Bandwidth measure_bandwidth(ThreadPool& pool, size_t buffer_bytes, int repeats) 
   const double read = best_seconds(
       pool, repeats,
       [&](size_t t) {
-        sums[t] += stream_sum(src.get() + slices.begin(t), slices.end(t) - slices.begin(t));
+        sums[t] += stream_sum(src + slices.begin(t), slices.end(t) - slices.begin(t));
       },
       wall);
   out.cpu_share = (process_cpu_seconds() - cpu_start) / (wall * pool.size());
