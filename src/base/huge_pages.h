@@ -1,7 +1,7 @@
 // Weights in transparent huge pages. A checkpoint's mapping is backed by the page cache in 4 KiB
 // pages, and a decode step reads its experts from all over it: with a TLB miss every 4 KiB, one
-// core of the Intel Xeon with AMX streamed FP8 experts from a file mapping at 10.4 GB/s and from
-// anonymous memory in 2 MiB pages at 13.0 (docs/runtime.md "Weights in huge pages"). The ranges a
+// core of the Intel Xeon with AMX streamed FP8 experts from a file mapping at 10.6-10.9 GB/s and
+// from anonymous memory in 2 MiB pages at 12.8-13.9 (docs/runtime.md "Weight pages"). The ranges a
 // model reads are moved, at load, into anonymous memory that the kernel backs with huge pages, at
 // the same addresses, so every view into the mapping stays valid.
 #pragma once

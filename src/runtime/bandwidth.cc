@@ -80,7 +80,7 @@ Bandwidth measure_bandwidth(ThreadPool& pool, size_t buffer_bytes, int repeats) 
   if (repeats <= 0) fail("bandwidth: repeats must be > 0, got {}", repeats);
   const Slices slices{buffer_bytes, pool.size()};
   // In huge pages where the kernel offers them, as the weights (--weight-pages huge): in 4 KiB
-  // pages the read loop measured ~20% below what 2 MiB pages stream (Intel Xeon with AMX).
+  // pages a read loop streamed ~12% less than in 2 MiB pages (Intel Xeon with AMX).
   HugePageBuffer src_pages(buffer_bytes), dst_pages(buffer_bytes);
   uint8_t* const src = src_pages.data();
   uint8_t* const dst = dst_pages.data();
