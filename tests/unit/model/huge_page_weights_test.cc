@@ -15,7 +15,7 @@ namespace {
 
 const std::string kBundled = std::string(MINIMAX_TEST_DATA) + "/../../models/minimax-m3-tiny";
 
-std::vector<float> logits_of(bool huge_pages, uint64_t* moved) {
+std::vector<float> logits_with_weight_pages(bool huge_pages, uint64_t* moved) {
   ModelOptions options;
   options.threads = 2;
   options.huge_page_weights = huge_pages;
@@ -32,8 +32,8 @@ std::vector<float> logits_of(bool huge_pages, uint64_t* moved) {
 
 TEST(HugePageWeights, SameLogitsAsTheMappedWeights) {
   uint64_t moved_mapped = 0, moved_huge = 0;
-  const std::vector<float> mapped = logits_of(false, &moved_mapped);
-  const std::vector<float> huge = logits_of(true, &moved_huge);
+  const std::vector<float> mapped = logits_with_weight_pages(false, &moved_mapped);
+  const std::vector<float> huge = logits_with_weight_pages(true, &moved_huge);
   EXPECT_EQ(moved_mapped, 0u);
   if (transparent_huge_pages_available()) {
     EXPECT_GE(moved_huge, kHugePageBytes);  // a 4 MB shard holds at least one whole block
