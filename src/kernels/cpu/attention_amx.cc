@@ -146,10 +146,7 @@ MINIMAX_AVX512 void pack_queries(const AttentionArgs& a, int64_t t0, int rows, i
           std::memset(lo, 0, 64);
           continue;
         }
-        const __m512 x0 = _mm512_loadu_ps(q + 32 * k), x1 = _mm512_loadu_ps(q + 32 * k + 16);
-        const __m512i h16 = round_bf16_32(x0, x1);
-        _mm512_storeu_si512(hi, h16);
-        _mm512_storeu_si512(lo, lo_bf16_32(x0, x1, h16));
+        split_row(q + 32 * k, 32, hi, lo);
       }
     }
 }
