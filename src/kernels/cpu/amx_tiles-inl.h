@@ -31,14 +31,18 @@ struct alignas(64) TileConfig {
   uint8_t rows[16] = {};
 };
 
-MINIMAX_AVX512 void load_tile_config() {
+// Tile i: 16 rows of colsb[i] bytes.
+MINIMAX_AVX512 inline void load_tile_config(const uint16_t (&colsb)[8]) {
   TileConfig c;
   for (int i = 0; i < 8; ++i) {
-    c.colsb[i] = 64;
+    c.colsb[i] = colsb[i];
     c.rows[i] = kTileM;
   }
   // The whole struct as the operand (the intrinsic names only its first 8 bytes).
   __asm__ volatile("ldtilecfg %0" ::"m"(c));
+}
+MINIMAX_AVX512 inline void load_tile_config() {
+  load_tile_config({64, 64, 64, 64, 64, 64, 64, 64});
 }
 
 // Tile loads are asm statements without a memory clobber: this keeps the compiler from moving

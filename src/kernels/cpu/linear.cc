@@ -71,7 +71,24 @@ void check_call(const WeightView& w, const float* x, int64_t tokens, const float
     fail("cpu_linear: {} of {} tokens is null", x == nullptr ? "x" : "y", tokens);
 }
 
-RowKernel select_kernel(const WeightView& w, const CpuLinearOptions& options) {
+// Whether the call takes the AMX row kernel (linear_amx_rows.cc): FP8 weights that have one, bf16
+// or split activations on a CPU with AMX, calls of kAmxRowMinTokens to kAmxRowTokens tokens (an
+// expert's share of a batch of streams). One or two tokens read their weight from memory as fast
+// or faster through the f32 rows (decode 0.86x end to end with every FP8 call on this kernel, on
+// the Intel Xeon with AMX), and past kAmxRowTokens the GEMM shares each decoded panel among all
+// the tokens. Not under batch invariance: it would then have to take the 1-token calls too
+// (docs/cpu_kernels.md "Small batches on AMX").
+bool takes_amx_rows(const WeightView& w, int64_t tokens, const CpuLinearOptions& options) {
+  const bool bf16 = options.activations == ActivationPrecision::kBF16;
+  const bool split = options.activations == ActivationPrecision::kBF16x2;
+  if (!(bf16 || split) || options.batch_invariant || tokens < kAmxRowMinTokens ||
+      tokens > kAmxRowTokens || options.isa != CpuIsa::kAvx512 || !cpu_features().avx512_bf16 ||
+      !options.amx || !cpu_features().amx_bf16)
+    return false;
+  return cpu_linear_detail::amx_row_kernel(w, split).run != nullptr;
+}
+
+RowKernel select_kernel(const WeightView& w, int64_t tokens, const CpuLinearOptions& options) {
   if (!cpu_supports(options.isa))
     fail("cpu_linear: this CPU does not support the '{}' kernels (options.isa)",
          cpu_isa_name(options.isa));
@@ -88,8 +105,10 @@ RowKernel select_kernel(const WeightView& w, const CpuLinearOptions& options) {
   const bool split_helps =
       !(split && (w.format == WeightFormat::kBF16 || w.format == WeightFormat::kNvfp4 ||
                   cpu_features().amx_bf16));
-  if (options.isa == CpuIsa::kAvx512 && cpu_features().avx512_bf16 && (bf16 || split) &&
-      split_helps)
+  if (takes_amx_rows(w, tokens, options))
+    k = cpu_linear_detail::amx_row_kernel(w, split);
+  else if (options.isa == CpuIsa::kAvx512 && cpu_features().avx512_bf16 && (bf16 || split) &&
+           split_helps)
     k = cpu_linear_detail::bf16x_kernel(w, split);
   if (k.run == nullptr && options.isa != CpuIsa::kScalar) {
     switch (w.format) {
@@ -174,7 +193,8 @@ cpu_linear_detail::GemmRowsFn select_gemm(const WeightView& w, int64_t tokens,
   const bool split = options.activations == ActivationPrecision::kBF16x2 ||
                      options.activations == ActivationPrecision::kBF16x2Batches;
   if (options.activations == ActivationPrecision::kF32 || options.batch_invariant ||
-      tokens < kBatchTokens || options.isa != CpuIsa::kAvx512 || !cpu_features().avx512_bf16)
+      tokens < kBatchTokens || options.isa != CpuIsa::kAvx512 || !cpu_features().avx512_bf16 ||
+      takes_amx_rows(w, tokens, options))
     return nullptr;
   if (options.amx && cpu_features().amx_bf16)
     if (const auto amx = cpu_linear_detail::gemm_amx_kernel(w, split)) return amx;
@@ -202,7 +222,7 @@ void run_linear(const WeightView& w, const float* x, int64_t tokens, float* y, T
   if (tokens == 0) return;
   if (const auto gemm = select_gemm(w, tokens, options))
     return run_gemm(gemm, w, x, tokens, y, pool, options);
-  const RowKernel kernel = select_kernel(w, options);
+  const RowKernel kernel = select_kernel(w, tokens, options);
 
   // Tokens in blocks whose prepared activations fit in L2: each block is one pass over the
   // weight, so decode and small batches (up to ~20-80 tokens, by width) read it once per call.

@@ -33,8 +33,9 @@ enum class ActivationPrecision : uint8_t {
   // multiplied with both by vdpbf16ps (exact products, fp32 accumulation): hi + lo is within 2^-16
   // relative of x, so the result is near the kF32 one at most of the bf16 kernels' speed (no
   // conversion of the decoded weights to f32). AVX-512 + AVX512_BF16 only; elsewhere as kF32, as
-  // are the row kernels of bf16 and NVFP4 weights, and every row kernel on CPUs with AMX, where
-  // the f32 rows are faster (select_kernel in linear.cc).
+  // are the row kernels of bf16 and NVFP4 weights, and the row kernels on CPUs with AMX, where the
+  // f32 rows are faster (select_kernel in linear.cc), except FP8 calls of kAmxRowMinTokens to
+  // kAmxRowTokens tokens, which take the AMX row kernel.
   kBF16x2,
   // kBF16x2 for calls of kBatchTokens or more (the batch GEMM: prefill, batches of 8+ streams),
   // kF32 for smaller ones (decode). (The commands' `--activations auto` picks kBF16x2 where the
@@ -44,6 +45,12 @@ enum class ActivationPrecision : uint8_t {
 
 // Fewest tokens of a kBF16Batches call that take the batch GEMM.
 inline constexpr int64_t kBatchTokens = 8;
+// On CPUs with AMX, bf16 and split (kBF16, kBF16x2) calls of kAmxRowMinTokens to kAmxRowTokens
+// tokens on FP8 weights (per channel, or tiles a multiple of 64 columns wide) take the AMX row
+// kernel instead of the f32 rows or the GEMM, except under batch invariance (docs/cpu_kernels.md
+// "Small batches on AMX").
+inline constexpr int64_t kAmxRowMinTokens = 3;
+inline constexpr int64_t kAmxRowTokens = 8;
 
 // kBF16Batches and kBF16x2Batches: a call's arithmetic depends on its number of tokens.
 bool varies_with_call_size(ActivationPrecision p);

@@ -38,25 +38,6 @@ struct Bf16Bf16x {
   float row_scale(int64_t) const { return 1.0f; }
 };
 
-// Vector s holds the pairs of the low (s = 0) or high unpack; word 2(4L + d) + h of it is code
-// 16L + 8s + 2d + h.
-// A chunk of kCols columns is kCols / 64 such pieces in turn.
-template <int kCols>
-const uint16_t* fp8_order_bf16x() {
-  static const auto order = [] {
-    std::array<uint16_t, kCols> o{};
-    for (int piece = 0; piece < kCols; piece += 64)
-      for (int s = 0; s < 2; ++s)
-        for (int lane = 0; lane < 4; ++lane)
-          for (int d = 0; d < 4; ++d)
-            for (int h = 0; h < 2; ++h)
-              o[piece + 32 * s + 8 * lane + 2 * d + h] =
-                  static_cast<uint16_t>(piece + 16 * lane + 8 * s + 2 * d + h);
-    return o;
-  }();
-  return order.data();
-}
-
 // kCols columns per chunk (64, or 128 for tiles 128 or a multiple wide: one scale multiply per
 // row and 128 columns instead of two, which the 1-token decode is short of).
 template <Fp8Scaling kScaling, int kCols = 64>

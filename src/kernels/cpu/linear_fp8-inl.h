@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstring>
 
@@ -46,6 +47,25 @@ struct E4m3Tables512 {
     return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(lo, hi, sign, 0xFE));  // lo | hi | sign
   }
 };
+
+// The column order of pairs(): vector s holds the pairs of the low (s = 0) or high unpack; word
+// 2(4L + d) + h of it is code 16L + 8s + 2d + h. A chunk of kCols columns is kCols / 64 such pieces
+// in turn.
+template <int kCols>
+const uint16_t* fp8_order_bf16x() {
+  static const auto order = [] {
+    std::array<uint16_t, kCols> o{};
+    for (int piece = 0; piece < kCols; piece += 64)
+      for (int s = 0; s < 2; ++s)
+        for (int lane = 0; lane < 4; ++lane)
+          for (int d = 0; d < 4; ++d)
+            for (int h = 0; h < 2; ++h)
+              o[piece + 32 * s + 8 * lane + 2 * d + h] =
+                  static_cast<uint16_t>(piece + 16 * lane + 8 * s + 2 * d + h);
+    return o;
+  }();
+  return order.data();
+}
 
 // 64 e4m3 codes -> bf16 in column order: v[0] codes 0-31, v[1] codes 32-63.
 MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void e4m3_to_bf16(const E4m3Tables512& tables, __m512i codes,

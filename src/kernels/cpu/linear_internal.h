@@ -100,6 +100,10 @@ GemmRowsFn gemm_bf16_kernel(const WeightView& w, bool split);
 // The same on AMX tiles (linear_amx.cc; the caller checks CpuLinearOptions::amx): every format but
 // f32, and FP8 tiles whose width is a multiple of 16. Null for the others.
 GemmRowsFn gemm_amx_kernel(const WeightView& w, bool split);
+// The AMX row kernel (linear_amx_rows.cc) for `w`, bf16 (split: hi + lo) activations: FP8 tiles
+// a multiple of 64 columns wide and FP8 per channel; run is null for the others. The caller checks
+// that the CPU has AMX.
+RowKernel amx_row_kernel(const WeightView& w, bool split);
 // The activations of a bf16_x kernel k (AVX-512 + AVX512_BF16): x [tokens, cols] -> out, per
 // token `stride` (cols padded to whole chunks) bf16 in k's column order, zero-padded; with
 // k.split_x 2 · stride: per chunk the hi halves, then the lo halves (linear_prepare.cc).

@@ -270,9 +270,21 @@ std::string unsupported(const Path& p) {
 // AVX-512 with AVX512_BF16, for a format it has. On AMX (cpu_features().amx_bf16) that is every
 // format but f32 (FP8 tiles whose width is a multiple of 16; other tiles take the vdpbf16ps GEMM),
 // else bf16 and FP8.
+// Whether the call takes the AMX row kernel: on AMX, bf16 or split activations, FP8 per channel
+// or in tiles a multiple of 64 wide, kAmxRowMinTokens to kAmxRowTokens tokens, not under batch
+// invariance.
+bool takes_amx_rows(const Path& p, const WeightView& w, int64_t tokens) {
+  return cpu_features().amx_bf16 && p.isa == CpuIsa::kAvx512 && cpu_features().avx512_bf16 &&
+         (p.activations == ActivationPrecision::kBF16 ||
+          p.activations == ActivationPrecision::kBF16x2) &&
+         (w.format == WeightFormat::kFp8Channel ||
+          (w.format == WeightFormat::kFp8Block && w.block_cols % 64 == 0)) &&
+         tokens >= kAmxRowMinTokens && tokens <= kAmxRowTokens;
+}
+
 bool takes_gemm(const Path& p, const WeightView& w, int64_t tokens) {
   if (p.activations == ActivationPrecision::kF32 || tokens < kBatchTokens ||
-      p.isa != CpuIsa::kAvx512 || !cpu_features().avx512_bf16)
+      takes_amx_rows(p, w, tokens) || p.isa != CpuIsa::kAvx512 || !cpu_features().avx512_bf16)
     return false;
   if (cpu_features().amx_bf16 && w.format != WeightFormat::kF32) return true;
   return w.format == WeightFormat::kBF16 || w.format == WeightFormat::kFp8Channel ||
@@ -293,6 +305,7 @@ bool amx_scaled_weights(const Path& p, const WeightView& w, int64_t tokens) {
 // and bf16 and NVFP4 weights, or any weight on a CPU with AMX, with split activations (those take
 // the f32-activation kernels).
 ActivationPrecision kernel_activations(const Path& p, const WeightView& w, int64_t tokens) {
+  if (takes_amx_rows(p, w, tokens)) return p.activations;
   if (takes_gemm(p, w, tokens))
     return p.activations == ActivationPrecision::kBF16 ? ActivationPrecision::kBF16
                                                        : ActivationPrecision::kBF16x2;
@@ -309,9 +322,11 @@ ActivationPrecision kernel_activations(const Path& p, const WeightView& w, int64
 // The vdpbf16ps GEMM on FP8 tiles rounds or splits each activation times its tile's scale, not
 // the activation: against the exact reference its extra error is up to 2^-8 (rounded) or 2^-16
 // (split) relative per activation, plus the f32 rounding of the product.
+// So does the AMX row kernel.
 bool rounds_scaled_activations(const Path& p, const WeightView& w, int64_t tokens) {
-  return w.format == WeightFormat::kFp8Block && takes_gemm(p, w, tokens) &&
-         !amx_scaled_weights(p, w, tokens);
+  return w.format == WeightFormat::kFp8Block &&
+         ((takes_gemm(p, w, tokens) && !amx_scaled_weights(p, w, tokens)) ||
+          takes_amx_rows(p, w, tokens));
 }
 
 // The reference for a path: of x, or of x as the bf16 paths see it (rounded, or hi + lo: their
@@ -355,7 +370,8 @@ void check_path(const Path& path, const LinearCase& c, const std::string& what) 
                                                            : 0.0;
   // tdpbf16ps sums every product of an output into one f32 in turn: the first-order bound of a
   // sum of cols terms, not the row kernels' eight partial sums.
-  const double terms = takes_gemm(path, w, c.tokens) && cpu_features().amx_bf16
+  const double terms = (takes_gemm(path, w, c.tokens) && cpu_features().amx_bf16) ||
+                               takes_amx_rows(path, w, c.tokens)
                            ? static_cast<double>(w.cols)
                            : static_cast<double>(w.cols) / 8;
   ASSERT_EQ(ref.y.size(), static_cast<size_t>(c.tokens * w.rows));
@@ -626,6 +642,60 @@ TEST(CpuLinear, RejectsUnusableViews) {
   expect_error(fp8.view, nullptr, 1, y.data(), "x of 1 tokens is null");
   for (CpuIsa isa : {CpuIsa::kAvx2, CpuIsa::kAvx512})
     if (!cpu_supports(isa)) expect_error(fp8.view, x.data(), 1, y.data(), "options.isa", isa);
+}
+
+// The AMX row kernel (calls of kAmxRowMinTokens to kAmxRowTokens tokens on CPUs with AMX): FP8
+// tiles whose rows are not a multiple of the 16-row tiles and whose scale rows (48, 16) end inside
+// a pair of row tiles, partial last pieces of 64 columns, FP8 per channel. Each activation times
+// its tile's scale is split into hi + lo (or rounded), and each 32-column block sums into one f32
+// in turn: the bound of check_path for that kernel. Each result element is computed alone, so a
+// token's outputs are the same bits in a call of 3 tokens as in one of 8.
+TEST(CpuLinearAmxRows, MatchTheReferenceAndDoNotDependOnTheOtherTokens) {
+  if (!cpu_features().amx_bf16 || !cpu_features().avx512_bf16) GTEST_SKIP() << "no AMX here";
+  struct Shape {
+    WeightFormat format;
+    int64_t rows, cols;
+    int br, bc;
+  };
+  const Shape shapes[] = {{WeightFormat::kFp8Block, 257, 1000, 48, 64},
+                          {WeightFormat::kFp8Block, 33, 200, 16, 128},
+                          {WeightFormat::kFp8Block, 100, 64, 128, 128},
+                          {WeightFormat::kFp8Channel, 37, 200, 128, 128}};
+  uint32_t seed = 800;
+  static ThreadPool two(2);
+  for (const Shape& s : shapes)
+    for (const ActivationPrecision p : {ActivationPrecision::kBF16x2, ActivationPrecision::kBF16}) {
+      const Weight w = random_linear_weight(s.format, s.rows, s.cols, seed++, s.br, s.bc);
+      Activations x = random_activations(kAmxRowTokens, s.cols, seed++);
+      CpuLinearOptions options;
+      options.activations = p;
+      options.min_bytes_per_thread = 0;
+      std::vector<float> all(static_cast<size_t>(kAmxRowTokens * s.rows));
+      cpu_linear(w.view, x.data(), kAmxRowTokens, all.data(), two, options);
+      for (const int64_t tokens : {kAmxRowMinTokens, int64_t{5}, kAmxRowTokens}) {
+        const bool split = p == ActivationPrecision::kBF16x2;
+        // Per channel the activations are split (or rounded) as they are; per tile the product
+        // with the tile's scale is, after its f32 rounding.
+        const bool tiles = s.format == WeightFormat::kFp8Block;
+        const std::vector<float> seen = split ? split_to_bf16_pair(x.data(), tokens * s.cols)
+                                              : rounded_to_bf16(x.data(), tokens * s.cols);
+        const Reference ref = reference(w.view, tiles ? x.data() : seen.data(), tokens);
+        const double a = !tiles ? 0.0 : split ? 0x1p-16 + 0x1p-24 : 0x1p-8 + 0x1p-24;
+        std::vector<float> y(static_cast<size_t>(tokens * s.rows));
+        cpu_linear(w.view, x.data(), tokens, y.data(), two, options);
+        for (int64_t i = 0; i < tokens * s.rows; ++i) {
+          const std::string what =
+              std::string(weight_format_name(s.format)) + " [" + std::to_string(s.rows) + ", " +
+              std::to_string(s.cols) + "] tile " + std::to_string(s.br) + "x" +
+              std::to_string(s.bc) + " " + activation_precision_name(p) + ", " +
+              std::to_string(tokens) + " tokens: token " + std::to_string(i / s.rows) + " row " +
+              std::to_string(i % s.rows);
+          const double bound = ((s.cols + 32) * 0x1p-24 + a) * ref.magnitude[i] + 1e-30;
+          ASSERT_LE(std::fabs(y[i] - ref.y[i]), bound) << what;
+          ASSERT_EQ(std::memcmp(&y[i], &all[i], 4), 0) << what << " differs in the 8-token call";
+        }
+      }
+    }
 }
 
 TEST(CpuLinear, ZeroTokensWritesNothing) {
