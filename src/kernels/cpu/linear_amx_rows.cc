@@ -51,9 +51,9 @@ MINIMAX_AVX512 void load_rows_tile_config(int n) {
 // The steps of one thread's rows for one token group: row tiles go in pairs (one where a pair
 // would straddle a scale tile row, or at the end), each pair's pieces in order.
 struct RowTiles {
-  int64_t r = 0;      // first row
-  int rows = 0;       // rows in all: 1-32
-  int64_t scale_row;  // scale tile row (0 per channel)
+  int64_t r = 0;          // first row
+  int rows = 0;           // rows in all: 1-32
+  int64_t scale_row = 0;  // scale tile row (0 per channel)
   bool two() const { return rows > kTileM; }
 };
 
@@ -120,16 +120,6 @@ struct AmxFp8Rows {
           const __m512i hi = round_bf16_32(a0, a1);
           v[kHalves * t] = _mm512_castsi512_ps(hi);
           if constexpr (kSplit) v[2 * t + 1] = _mm512_castsi512_ps(lo_bf16_32(a0, a1, hi));
-        }
-        if (kSplit && tokens == 1) {  // rows of (hi, lo): one interleave
-          const __m512i h = _mm512_castps_si512(v[0]), l = _mm512_castps_si512(v[1]);
-          const __m512i even = _mm512_unpacklo_epi32(h, l), odd = _mm512_unpackhi_epi32(h, l);
-          _mm512_store_si512(tile, _mm512_permutex2var_epi64(
-                                       even, _mm512_setr_epi64(0, 1, 8, 9, 2, 3, 10, 11), odd));
-          _mm512_store_si512(
-              tile + 16,
-              _mm512_permutex2var_epi64(even, _mm512_setr_epi64(4, 5, 12, 13, 6, 7, 14, 15), odd));
-          continue;
         }
         for (int i = n; i < 16; ++i) v[i] = _mm512_setzero_ps();
         amx_detail::transpose16(v);
@@ -206,19 +196,6 @@ struct AmxFp8Rows {
     _tile_zero(0);
     _tile_zero(1);
     compiler_barrier();
-    if (kSplit && tokens == 1 && kBlock) {  // c: 32 rows of (hi, lo)
-      for (int i = 0; i < t.rows; i += kTileM) {
-        const __m512 a = _mm512_load_ps(c + 2 * i), b = _mm512_load_ps(c + 2 * i + 16);
-        const __m512i even =
-            _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-        const __m512 sum = _mm512_add_ps(
-            _mm512_permutex2var_ps(a, even, b),
-            _mm512_permutex2var_ps(a, _mm512_add_epi32(even, _mm512_set1_epi32(1)), b));
-        const int m = std::min(kTileM, t.rows - i);
-        _mm512_mask_storeu_ps(y + t0 * w.rows + t.r + i, first_bytes(m) & 0xFFFF, sum);
-      }
-      return;
-    }
     for (int i = 0; i < t.rows; ++i) {
       const float scale = kBlock ? 1.0f : scales.channel(t.r + i);
       for (int k = 0; k < tokens; ++k) {
