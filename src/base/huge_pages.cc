@@ -52,18 +52,34 @@ std::vector<Interval> blocks_to_move(std::span<const std::span<const uint8_t>> r
   return merged;
 }
 
-// [target, target + bytes) (whole blocks) into fresh anonymous memory at the same address.
-bool move_run(uintptr_t target, uint64_t bytes) {
+// Fresh anonymous memory for `bytes` at a 2 MiB-aligned address (huge pages need one), asked for
+// huge pages before its first touch: `raw` is the whole mapping (bytes + one block), null if the
+// mapping failed (errno says why).
+struct AlignedAnonymous {
+  void* raw = nullptr;
+  uintptr_t data = 0;
+};
+AlignedAnonymous map_aligned_anonymous(uint64_t bytes) {
   void* raw = ::mmap(nullptr, bytes + kHugePageBytes, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (raw == MAP_FAILED) {
+  if (raw == MAP_FAILED) return {};
+  const uintptr_t data = align_up(reinterpret_cast<uintptr_t>(raw));
+  // Advice: without it the memory is in small pages, still right.
+  ::madvise(reinterpret_cast<void*>(data), bytes, MADV_HUGEPAGE);
+  return {raw, data};
+}
+
+// [target, target + bytes) (whole blocks) into fresh anonymous memory at the same address.
+bool move_run(uintptr_t target, uint64_t bytes) {
+  const AlignedAnonymous mem = map_aligned_anonymous(bytes);
+  if (mem.raw == nullptr) {
     log_warn("weights in huge pages: cannot map {} bytes: {}", bytes, std::strerror(errno));
     return false;
   }
+  void* raw = mem.raw;
   const auto r = reinterpret_cast<uintptr_t>(raw);
-  const uintptr_t copy = align_up(r);  // huge pages need 2 MiB-aligned addresses
+  const uintptr_t copy = mem.data;
   auto* p = reinterpret_cast<void*>(copy);
-  ::madvise(p, bytes, MADV_HUGEPAGE);  // advice: without it the copy is in small pages, still right
   // The file's pages in one sequential read rather than a fault at a time (advice).
   ::madvise(reinterpret_cast<void*>(target), bytes, MADV_WILLNEED);
   std::memcpy(p, reinterpret_cast<const void*>(target), bytes);
@@ -85,10 +101,10 @@ bool move_run(uintptr_t target, uint64_t bytes) {
 }  // namespace
 
 HugePageBuffer::HugePageBuffer(size_t bytes) : mapped_(bytes + kHugePageBytes), size_(bytes) {
-  mapping_ = ::mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  if (mapping_ == MAP_FAILED) fail("cannot map {} bytes: {}", mapped_, std::strerror(errno));
-  data_ = reinterpret_cast<uint8_t*>(align_up(reinterpret_cast<uintptr_t>(mapping_)));
-  ::madvise(data_, size_, MADV_HUGEPAGE);
+  const AlignedAnonymous mem = map_aligned_anonymous(bytes);
+  if (mem.raw == nullptr) fail("cannot map {} bytes: {}", mapped_, std::strerror(errno));
+  mapping_ = mem.raw;
+  data_ = reinterpret_cast<uint8_t*>(mem.data);
 }
 
 HugePageBuffer::~HugePageBuffer() { ::munmap(mapping_, mapped_); }
