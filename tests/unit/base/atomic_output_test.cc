@@ -57,6 +57,7 @@ TEST(FsyncPath, NamesAMissingPath) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find(missing), std::string::npos) << e.what();
   }
+  fs::remove_all(fs::path(missing).parent_path());
 }
 
 }  // namespace

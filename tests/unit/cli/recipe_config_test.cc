@@ -26,6 +26,12 @@ struct Fixture {
   bool expert_parallel = false;
   std::vector<std::string> stops;
 
+  ~Fixture() { remove_file(); }
+  void remove_file() {
+    std::error_code ignored;  // a leftover is only litter
+    if (!file.empty()) std::filesystem::remove(file, ignored);
+  }
+
   Fixture() {
     serve->add_option("--model", model)->required();
     serve->add_option("--port", port);
@@ -40,6 +46,7 @@ struct Fixture {
   void parse(const std::string& recipe, std::vector<std::string> args = {}) {
     // One file per test and fixture: ctest runs the tests of this binary as parallel processes.
     const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+    remove_file();
     file = (std::filesystem::path(::testing::TempDir()) /
             fmt::format("recipe_test_{}_{}_{}.yaml", test->name(), ::getpid(), ++parses))
                .string();

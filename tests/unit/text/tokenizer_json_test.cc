@@ -1,6 +1,7 @@
 // Malformed tokenizer.json files: every error names the file and the field at fault.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 #include <functional>
 
@@ -21,12 +22,14 @@ json valid_config() {
 std::string load_text_error(const std::string& content, const std::string& name) {
   const std::string path = ::testing::TempDir() + name;
   std::ofstream(path, std::ios::binary) << content;
+  std::string message = "(loaded without error)";
   try {
     BpeTokenizer::from_file(path);
   } catch (const Error& e) {
-    return e.what();
+    message = e.what();
   }
-  return "(loaded without error)";
+  std::remove(path.c_str());
+  return message;
 }
 
 std::string load_error(const json& config, const std::string& name) {
