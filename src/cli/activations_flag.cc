@@ -94,8 +94,17 @@ CpuKernelConfig cpu_kernel_config(const std::string& activations_flag, bool batc
            cpu_isa_name(default_cpu_isa()));
   }
   const std::string_view amx = environment.amx == nullptr ? "" : environment.amx;
-  if (!amx.empty() && amx != "0" && amx != "1") fail("MINIMAX_CPU_AMX: '{}' is not 0 or 1", amx);
-  config.amx = cpu_features().amx_bf16 && amx != "0";
+  if (!amx.empty() && amx != "0" && amx != "1" && amx != "emulate")
+    fail("MINIMAX_CPU_AMX: '{}' is not 0, 1 or emulate", amx);
+  if (amx == "emulate") {
+    // The AMX kernels on the tile emulator (a check of them on CPUs without AMX; slow).
+    if (!cpu_features().avx512_bf16)
+      fail(
+          "MINIMAX_CPU_AMX=emulate: the emulated AMX kernels need AVX512_BF16, which this CPU "
+          "lacks");
+    set_amx_emulation(true);
+  }
+  config.amx = amx_usable() && amx != "0";
   config.activations = precision_for(activations_flag, environment.activations, config.isa);
   const std::string_view invariant =
       environment.batch_invariant == nullptr ? "" : environment.batch_invariant;

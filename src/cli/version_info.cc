@@ -27,7 +27,11 @@ std::string version_text() {
       "amx: {}\n"
       "mpi: {}",
       MINIMAX_GIT_COMMIT, MINIMAX_BUILD_TYPE, cpu_isa_name(cpu.isa),
-      cpu_isa_name(default_cpu_isa()), cpu.amx ? "yes" : "no", mpi_available() ? "yes" : "no");
+      cpu_isa_name(default_cpu_isa()),
+      !cpu.amx          ? "no"
+      : amx_emulation() ? "emulated (MINIMAX_CPU_AMX=emulate)"
+                        : "yes",
+      mpi_available() ? "yes" : "no");
 }
 
 }  // namespace minimax::cli

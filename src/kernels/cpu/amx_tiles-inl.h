@@ -1,15 +1,19 @@
 // What the AMX kernels (linear_amx.cc, attention_amx.cc) share: the tile configuration (all eight
 // tiles 16 rows of 64 bytes), a compiler fence for the tile loads and stores, and a 16 × 16 dword
-// transpose. Included only by .cc files that define MINIMAX_AVX512_TARGET with amx-tile and
-// amx-bf16 in it.
+// transpose. Included only by .cc files whose target comes from amx_target.h; where they are
+// compiled against the tile emulator (MINIMAX_AMX_EMULATED), the emulator's tiles stand in.
 #pragma once
 
 #include <immintrin.h>
 
 #include <cstdint>
+#include <cstring>
 
-#ifndef MINIMAX_AVX512_TARGET
-#error "define MINIMAX_AVX512_TARGET before including amx_tiles-inl.h"
+#ifndef MINIMAX_AMX_TILES
+#error "include amx_target.h before amx_tiles-inl.h"
+#endif
+#ifdef MINIMAX_AMX_EMULATED
+#include "kernels/cpu/amx_emulation-inl.h"
 #endif
 #ifndef MINIMAX_AVX512
 #define MINIMAX_AVX512 __attribute__((target(MINIMAX_AVX512_TARGET)))
@@ -38,8 +42,14 @@ MINIMAX_AVX512 inline void load_tile_config(const uint16_t (&colsb)[8]) {
     c.colsb[i] = colsb[i];
     c.rows[i] = kTileM;
   }
+#ifdef MINIMAX_AMX_EMULATED
+  uint8_t rows[8];
+  std::memcpy(rows, c.rows, sizeof rows);
+  amx_emulator::configure(colsb, rows);
+#else
   // The whole struct as the operand (the intrinsic names only its first 8 bytes).
   __asm__ volatile("ldtilecfg %0" ::"m"(c));
+#endif
 }
 MINIMAX_AVX512 inline void load_tile_config() {
   load_tile_config({64, 64, 64, 64, 64, 64, 64, 64});

@@ -18,7 +18,8 @@
 // three tile products per step instead of two) at head_dim a multiple of 32 when the engine's
 // activations are a bf16 precision (split products: f32's tolerance is kept); everything else
 // keeps the f32 kernels of attention_kernels-inl.h.
-#define MINIMAX_AVX512_TARGET "avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,fma,amx-tile,amx-bf16"
+#define MINIMAX_AVX512_BASE_TARGET "avx512f,avx512bw,avx512vl,avx512dq,avx512bf16,fma"
+#include "kernels/cpu/amx_target.h"
 #define MINIMAX_SIMD_LEVEL 2
 #include <immintrin.h>
 
@@ -308,11 +309,13 @@ MINIMAX_AVX512 void accumulate(Scratch& s, int h, int64_t d, const float (&corr)
 
 }  // namespace
 
+namespace MINIMAX_AMX_TILES {
+
 bool amx_attention_applies(const AttentionArgs& a, CpuIsa isa) {
   return isa == CpuIsa::kAvx512 && a.T >= kTileM &&
          (a.kv_dtype == KvDtype::kBF16 || a.kv_dtype == KvDtype::kFp8E4m3 ||
           a.kv_dtype == KvDtype::kF32) &&
-         a.head_dim % 32 == 0 && a.head_dim <= kMaxHeadDim && cpu_features().amx_bf16;
+         a.head_dim % 32 == 0 && a.head_dim <= kMaxHeadDim && amx_usable();
 }
 
 MINIMAX_AVX512 void amx_attend_block(const AttentionArgs& a, int64_t block, int g) {
@@ -404,4 +407,5 @@ MINIMAX_AVX512 void amx_attend_block(const AttentionArgs& a, int64_t block, int 
     }
 }
 
+}  // namespace MINIMAX_AMX_TILES
 }  // namespace minimax::cpu_ops_detail

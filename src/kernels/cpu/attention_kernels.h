@@ -102,8 +102,23 @@ void visible_runs(const AttentionArgs& a, int64_t t, int g, std::vector<SlotRang
 // MSA-selected blocks; the caller asks for it: CpuKernelConfig::amx_attention), and its work
 // item: of KV group g, the query tokens
 // [16·block, 16·block + 16).
+// Built twice, as the AMX linears (linear_internal.h): on the CPU's tiles and on the emulator.
+namespace amx_hardware {
 bool amx_attention_applies(const AttentionArgs& a, CpuIsa isa);
 void amx_attend_block(const AttentionArgs& a, int64_t block, int g);
+}  // namespace amx_hardware
+namespace amx_emulated {
+bool amx_attention_applies(const AttentionArgs& a, CpuIsa isa);
+void amx_attend_block(const AttentionArgs& a, int64_t block, int g);
+}  // namespace amx_emulated
+inline bool amx_attention_applies(const AttentionArgs& a, CpuIsa isa) {
+  return amx_emulation() ? amx_emulated::amx_attention_applies(a, isa)
+                         : amx_hardware::amx_attention_applies(a, isa);
+}
+inline void amx_attend_block(const AttentionArgs& a, int64_t block, int g) {
+  if (amx_emulation()) return amx_emulated::amx_attend_block(a, block, g);
+  amx_hardware::amx_attend_block(a, block, g);
+}
 
 const AttentionKernels& attention_kernels_avx512();
 const AttentionKernels& attention_kernels_avx2();

@@ -2,7 +2,7 @@
 // batch GEMM and prefill attention may use AMX tiles, and the precision of the activations in the
 // matrix products. A field of the backend's options (kernels/backend.h BackendOptions), set by the
 // commands from their flags (and the MINIMAX_CPU_* environment variables, read in src/cli/ only);
-// the kernels read nothing process-wide.
+// the kernels read nothing process-wide but the AMX emulation switch (cpu_features.h), a check.
 #pragma once
 
 #include "kernels/cpu/cpu_features.h"
@@ -11,8 +11,8 @@
 namespace minimax {
 
 struct CpuKernelConfig {
-  CpuIsa isa = default_cpu_isa();      // the best level the CPU supports
-  bool amx = cpu_features().amx_bf16;  // use AMX where the CPU has it
+  CpuIsa isa = default_cpu_isa();  // the best level the CPU supports
+  bool amx = amx_usable();         // use AMX where the CPU has it (or it is emulated)
   ActivationPrecision activations = ActivationPrecision::kF32;
   // A token's results do not depend on the call it is in (CpuLinearOptions::batch_invariant: the
   // linear layers and experts stay on the row kernels; prefill attention stays off AMX tiles).

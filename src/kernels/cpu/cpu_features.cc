@@ -1,6 +1,7 @@
 // Run-time ISA detection with __builtin_cpu_supports, and the MINIMAX_CPU_ISA cap.
 #include "kernels/cpu/cpu_features.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <string_view>
 
@@ -68,6 +69,16 @@ const CpuFeatures& cpu_features() {
   }();
   return features;
 }
+
+namespace {
+std::atomic<bool> amx_emulated{false};
+}  // namespace
+
+void set_amx_emulation(bool on) { amx_emulated.store(on, std::memory_order_relaxed); }
+
+bool amx_emulation() { return amx_emulated.load(std::memory_order_relaxed); }
+
+bool amx_usable() { return amx_emulation() ? cpu_features().avx512_bf16 : cpu_features().amx_bf16; }
 
 bool cpu_supports(CpuIsa isa) {
   switch (isa) {

@@ -28,6 +28,16 @@ struct CpuFeatures {
 // the vector state).
 const CpuFeatures& cpu_features();
 
+// The AMX kernels run on the CPU's tiles, or, once this is turned on, on a software model of the
+// tile instructions (kernels/cpu/amx_emulation-inl.h), so that their own code is checked against
+// the reference on CPUs without AMX: the tests, and MINIMAX_CPU_AMX=emulate. Much slower; never
+// chosen by itself. Process-wide; set it before the kernels run, not while they do.
+void set_amx_emulation(bool on);
+bool amx_emulation();
+// Whether the AMX kernels can run: on the tiles (cpu_features().amx_bf16), or emulated on a CPU
+// with AVX512_BF16 (the kernels' own vector code needs it).
+bool amx_usable();
+
 bool cpu_supports(CpuIsa isa);
 
 // The best level the CPU supports: what the kernels use unless told otherwise

@@ -83,7 +83,7 @@ bool takes_amx_rows(const WeightView& w, int64_t tokens, const CpuLinearOptions&
   const bool split = options.activations == ActivationPrecision::kBF16x2;
   if (!(bf16 || split) || options.batch_invariant || tokens < kAmxRowMinTokens ||
       tokens > kAmxRowTokens || options.isa != CpuIsa::kAvx512 || !cpu_features().avx512_bf16 ||
-      !options.amx || !cpu_features().amx_bf16)
+      !options.amx || !amx_usable())
     return false;
   return cpu_linear_detail::amx_row_kernel(w, split).run != nullptr;
 }
@@ -196,7 +196,7 @@ cpu_linear_detail::GemmRowsFn select_gemm(const WeightView& w, int64_t tokens,
       tokens < kBatchTokens || options.isa != CpuIsa::kAvx512 || !cpu_features().avx512_bf16 ||
       takes_amx_rows(w, tokens, options))
     return nullptr;
-  if (options.amx && cpu_features().amx_bf16)
+  if (options.amx && amx_usable())
     if (const auto amx = cpu_linear_detail::gemm_amx_kernel(w, split)) return amx;
   return cpu_linear_detail::gemm_bf16_kernel(w, split);
 }

@@ -65,8 +65,9 @@ std::optional<ActivationPrecision> parse_activation_precision(std::string_view n
 struct CpuLinearOptions {
   CpuIsa isa = default_cpu_isa();  // Error if the CPU does not support it
   ActivationPrecision activations = ActivationPrecision::kF32;
-  // Batches may run on AMX tiles (where the CPU has them; false: the vdpbf16ps GEMM, to compare).
-  bool amx = cpu_features().amx_bf16;
+  // Batches may run on AMX tiles (where the CPU has them, or emulated: cpu_features.h
+  // amx_usable; false: the vdpbf16ps GEMM, to compare).
+  bool amx = amx_usable();
   // A call uses at most one thread per this many weight bytes (waking a thread costs more than a
   // smaller share saves); 0 splits even the smallest matrix across the whole pool (tests).
   int64_t min_bytes_per_thread = 256 * 1024;

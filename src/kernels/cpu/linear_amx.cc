@@ -16,8 +16,9 @@
 //   panels (gemm_rows_amx). Two row tiles × two token tiles of results stay in the tile registers
 //   over a chunk and in a buffer between chunks. Each (panel, chunk) step requests the next one's
 //   weight bytes a few lines at a time (PanelPrefetch).
-#define MINIMAX_AVX512_TARGET \
-  "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx512bf16,fma,f16c,bmi,bmi2,amx-tile,amx-bf16"
+#define MINIMAX_AVX512_BASE_TARGET \
+  "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx512bf16,fma,f16c,bmi,bmi2"
+#include "kernels/cpu/amx_target.h"
 #include <immintrin.h>
 
 #include <algorithm>
@@ -464,6 +465,8 @@ GemmRowsFn amx(bool split) {
 
 }  // namespace
 
+namespace MINIMAX_AMX_TILES {
+
 GemmRowsFn gemm_amx_kernel(const WeightView& w, bool split) {
   using F = Fp8Scaling;
   switch (w.format) {
@@ -489,4 +492,5 @@ GemmRowsFn gemm_amx_kernel(const WeightView& w, bool split) {
   return nullptr;
 }
 
+}  // namespace MINIMAX_AMX_TILES
 }  // namespace minimax::cpu_linear_detail

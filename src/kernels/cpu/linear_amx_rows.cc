@@ -16,8 +16,9 @@
 //   vdpbf16ps GEMM does), so the results accumulate over the whole row in the tile registers; the
 //   activation tiles are rebuilt for each row tile of scales (every 128 rows of the published
 //   checkpoints). Per channel: the row scale multiplies the sum.
-#define MINIMAX_AVX512_TARGET \
-  "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx512bf16,fma,f16c,bmi,bmi2,amx-tile,amx-bf16"
+#define MINIMAX_AVX512_BASE_TARGET \
+  "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx512bf16,fma,f16c,bmi,bmi2"
+#include "kernels/cpu/amx_target.h"
 #include <immintrin.h>
 
 #include <algorithm>
@@ -284,6 +285,8 @@ RowKernel amx_fp8(bool split) {
 
 }  // namespace
 
+namespace MINIMAX_AMX_TILES {
+
 RowKernel amx_row_kernel(const WeightView& w, bool split) {
   switch (w.format) {
     case WeightFormat::kFp8Block:
@@ -297,4 +300,5 @@ RowKernel amx_row_kernel(const WeightView& w, bool split) {
   }
 }
 
+}  // namespace MINIMAX_AMX_TILES
 }  // namespace minimax::cpu_linear_detail

@@ -97,13 +97,30 @@ using GemmRowsFn = void (*)(const WeightView& w, const float* x, int64_t tokens,
                             int64_t row_begin, int64_t row_end);
 // Null for formats without one. split: the activations as bf16 hi + lo (kBF16x2).
 GemmRowsFn gemm_bf16_kernel(const WeightView& w, bool split);
-// The same on AMX tiles (linear_amx.cc; the caller checks CpuLinearOptions::amx): every format but
-// f32, and FP8 tiles whose width is a multiple of 16. Null for the others.
+// The AMX kernels, built twice: on the CPU's tiles (amx_hardware) and on the tile emulator
+// (amx_emulated, amx_emulation-inl.h). gemm_amx_kernel and amx_row_kernel below pick the one this
+// process uses (cpu_features.h amx_emulation).
+namespace amx_hardware {
 GemmRowsFn gemm_amx_kernel(const WeightView& w, bool split);
+RowKernel amx_row_kernel(const WeightView& w, bool split);
+}  // namespace amx_hardware
+namespace amx_emulated {
+GemmRowsFn gemm_amx_kernel(const WeightView& w, bool split);
+RowKernel amx_row_kernel(const WeightView& w, bool split);
+}  // namespace amx_emulated
+// The batch GEMM on AMX tiles (linear_amx.cc; the caller checks CpuLinearOptions::amx): every
+// format but f32, and FP8 tiles whose width is a multiple of 16. Null for the others.
+inline GemmRowsFn gemm_amx_kernel(const WeightView& w, bool split) {
+  return amx_emulation() ? amx_emulated::gemm_amx_kernel(w, split)
+                         : amx_hardware::gemm_amx_kernel(w, split);
+}
 // The AMX row kernel (linear_amx_rows.cc) for `w`, bf16 (split: hi + lo) activations: FP8 tiles
 // a multiple of 64 columns wide and FP8 per channel; run is null for the others. The caller checks
-// that the CPU has AMX.
-RowKernel amx_row_kernel(const WeightView& w, bool split);
+// amx_usable().
+inline RowKernel amx_row_kernel(const WeightView& w, bool split) {
+  return amx_emulation() ? amx_emulated::amx_row_kernel(w, split)
+                         : amx_hardware::amx_row_kernel(w, split);
+}
 // The activations of a bf16_x kernel k (AVX-512 + AVX512_BF16): x [tokens, cols] -> out, per
 // token `stride` (cols padded to whole chunks) bf16 in k's column order, zero-padded; with
 // k.split_x 2 · stride: per chunk the hi halves, then the lo halves (linear_prepare.cc).

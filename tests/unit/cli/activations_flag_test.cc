@@ -165,5 +165,21 @@ TEST(ActivationsFlag, BadEnvironmentValuesNameTheVariable) {
   }
 }
 
+// MINIMAX_CPU_AMX=emulate runs the AMX kernels on the tile emulator (where AVX512_BF16 is), or
+// fails naming what the CPU lacks.
+TEST(ActivationsFlag, AmxEmulationFromTheEnvironment) {
+  CpuEnvironment env;
+  env.amx = "emulate";
+  if (!cpu_features().avx512_bf16) {
+    EXPECT_NE(config_error(env).find("AVX512_BF16"), std::string::npos) << config_error(env);
+    return;
+  }
+  const CpuKernelConfig c = cpu_kernel_config("bf16x2", false, env);
+  EXPECT_TRUE(amx_emulation());
+  EXPECT_TRUE(c.amx);
+  EXPECT_TRUE(c.amx_attention());
+  set_amx_emulation(false);
+}
+
 }  // namespace
 }  // namespace minimax::cli

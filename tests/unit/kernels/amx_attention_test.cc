@@ -1,8 +1,9 @@
-// The AMX prefill attention (kernels/cpu/attention_amx.cc) against the reference, where the CPU has
-// AMX: prefill on a bf16, fp8 or f32 cache under split bf16 activations, M2 and M3 head layouts, chunks
-// after earlier context, MSA-selected blocks, token counts that are not a multiple of 16, scattered
-// positions; paged equal to contiguous, every thread count equal, and every visible block
-// selected equal to dense, bit for bit.
+// The AMX prefill attention (kernels/cpu/attention_amx.cc) against the reference, on the CPU's AMX
+// tiles and on the tile emulator (every CPU with AVX512_BF16): prefill on a bf16, fp8 or f32 cache
+// under split bf16 activations, M2 and M3 head layouts, chunks after earlier context, MSA-selected
+// blocks, token counts that are not a multiple of 16, scattered positions; paged equal to
+// contiguous, every thread count equal, and every visible block selected equal to dense, bit for
+// bit.
 //
 // Bound per output element, as cpu_attention_test.cc's with the split operands added: each score
 // is within E = (2d + 8)·u·m + 2^-16·m + (3 + |s − max|)·u of the exact one (m = scale·Σ|q_c·k_c|:
@@ -14,12 +15,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "amx_modes.h"
 #include "kernel_test_util.h"
 #include "kernels/cpu/attention_kernels.h"
 #include "kernels/cpu/cpu_config.h"
@@ -152,14 +156,21 @@ std::vector<double> bounds(const Problem& p, int64_t t, int h) {
   return vmax;
 }
 
-class AmxAttention : public ::testing::Test {
+// Each test on the CPU's AMX tiles and on the tile emulator (amx_modes.h).
+class AmxAttention : public ::testing::TestWithParam<AmxMode> {
  protected:
   void SetUp() override {
-    if (!cpu_features().amx_bf16) GTEST_SKIP() << "no AMX here: not taken";
+    if (const std::string why = amx_kernels_unavailable(GetParam()); !why.empty())
+      GTEST_SKIP() << why;
+    mode_.emplace(GetParam());
   }
+  void TearDown() override { mode_.reset(); }
+
+ private:
+  std::optional<ScopedAmxMode> mode_;
 };
 
-TEST_F(AmxAttention, WithinBoundOfTheReference) {
+TEST_P(AmxAttention, WithinBoundOfTheReference) {
   struct Case {
     std::string name;
     int heads, kv, d;
@@ -212,7 +223,7 @@ TEST_F(AmxAttention, WithinBoundOfTheReference) {
 // Scores exact in f32 (q and k bf16 with one nonzero element, scale 1/8) leave the softmax
 // weights' split as the error that counts: hi + lo keeps 16 bits of each weight, so the outputs
 // stay within 2^-14·max|v| (a P tile without its lo half would be 2^-9 off).
-TEST_F(AmxAttention, SoftmaxWeightsKeepSixteenBits) {
+TEST_P(AmxAttention, SoftmaxWeightsKeepSixteenBits) {
   Problem p = make_amx_problem(1, 1, 64, positions_from(0, 16), 11);
   std::fill(p.q.begin(), p.q.end(), 0.0f);
   for (int64_t t = 0; t < 16; ++t) p.q[t * 64] = 1.0f;
@@ -235,7 +246,7 @@ TEST_F(AmxAttention, SoftmaxWeightsKeepSixteenBits) {
 // stay within 3·2^-16·max|v| of the reference (the splits of p and v, and p lo × v lo left out).
 // Without K's lo half the scores move by up to 2^-9 of their size (up to 3.2), without V's lo
 // the outputs by up to 2^-9 of |v|.
-TEST_F(AmxAttention, F32CacheKeepsSixteenBitsOfKAndV) {
+TEST_P(AmxAttention, F32CacheKeepsSixteenBitsOfKAndV) {
   Problem p = make_amx_problem(1, 1, 64, positions_from(0, 16), 13, KvDtype::kF32);
   std::fill(p.q.begin(), p.q.end(), 0.0f);
   for (int64_t t = 0; t < 16; ++t) p.q[t * 64] = 1.0f;
@@ -258,7 +269,7 @@ TEST_F(AmxAttention, F32CacheKeepsSixteenBitsOfKAndV) {
   std::printf("[ measured ] worst error / max|v|: %.3g (bound %.3g)\n", worst, 3 * 0x1p-16);
 }
 
-TEST_F(AmxAttention, PagedAndThreadCountsGiveTheSameBits) {
+TEST_P(AmxAttention, PagedAndThreadCountsGiveTheSameBits) {
   const Problem p = make_amx_problem(24, 4, 128, positions_from(40, 50), 9);
   std::vector<float> one(p.T() * 24 * 128), three(one.size()), paged(one.size());
   ThreadPool single(1), several(3);
@@ -287,7 +298,7 @@ TEST_F(AmxAttention, PagedAndThreadCountsGiveTheSameBits) {
   EXPECT_EQ(one, paged);
 }
 
-TEST_F(AmxAttention, EveryVisibleBlockSelectedIsBitIdenticalToDense) {
+TEST_P(AmxAttention, EveryVisibleBlockSelectedIsBitIdenticalToDense) {
   Problem p = make_amx_problem(16, 4, 128, positions_from(100, 40), 21);
   std::vector<float> dense(p.T() * 16 * 128), sparse(dense.size());
   ThreadPool pool(2);
@@ -299,7 +310,7 @@ TEST_F(AmxAttention, EveryVisibleBlockSelectedIsBitIdenticalToDense) {
   }
 }
 
-TEST_F(AmxAttention, TakenForEveryCacheTypeUnderBf16Activations) {
+TEST_P(AmxAttention, TakenForEveryCacheTypeUnderBf16Activations) {
   const Problem p = make_amx_problem(8, 2, 128, positions_from(0, 16), 3);
   std::vector<float> out(p.T() * 8 * 128);
   AttentionArgs a = p.args(out.data());
@@ -321,6 +332,35 @@ TEST_F(AmxAttention, TakenForEveryCacheTypeUnderBf16Activations) {
   f32_config.activations = ActivationPrecision::kF32;
   EXPECT_FALSE(f32_config.amx_attention());
 }
+
+// The tile emulator (amx_emulation-inl.h) runs this kernel to the same bits as the tiles: bf16,
+// fp8 and f32 caches, MSA blocks, 2 threads.
+TEST(AmxAttentionEmulation, EqualsTheTilesBitForBit) {
+  if (!cpu_features().amx_bf16) GTEST_SKIP() << "no AMX here to compare the emulator with";
+  ThreadPool pool(2);
+  uint32_t seed = 40;
+  for (const KvDtype dtype : {KvDtype::kBF16, KvDtype::kFp8E4m3, KvDtype::kF32})
+    for (const bool msa : {false, true}) {
+      Problem p = make_amx_problem(16, 4, 128, positions_from(30, 37), seed++, dtype);
+      if (msa) choose_blocks(p, 16, 0.5, seed++);
+      std::vector<float> tiles(p.T() * 16 * 128), emulated(tiles.size());
+      {
+        const ScopedAmxMode mode(AmxMode::kCpu);
+        cpu_attention_at(p.args(tiles.data()), &pool, CpuIsa::kAvx512, /*amx_tiles=*/true);
+      }
+      {
+        const ScopedAmxMode mode(AmxMode::kEmulated);
+        cpu_attention_at(p.args(emulated.data()), &pool, CpuIsa::kAvx512, /*amx_tiles=*/true);
+      }
+      for (size_t i = 0; i < tiles.size(); ++i)
+        ASSERT_EQ(std::bit_cast<uint32_t>(tiles[i]), std::bit_cast<uint32_t>(emulated[i]))
+            << "cache " << static_cast<int>(dtype) << (msa ? " MSA" : " dense") << " element " << i
+            << ": " << tiles[i] << " on the tiles, " << emulated[i] << " emulated";
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, AmxAttention, ::testing::Values(AmxMode::kCpu, AmxMode::kEmulated),
+                         amx_mode_name);
 
 }  // namespace
 }  // namespace minimax

@@ -1,4 +1,5 @@
-// Tests of the batch GEMM (kernels/cpu/linear_gemm.cc, or linear_amx.cc where the CPU has AMX)
+// Tests of the batch GEMM (kernels/cpu/linear_gemm.cc, or linear_amx.cc where the CPU has AMX, and
+// linear_amx.cc on the tile emulator everywhere)
 // through cpu_linear with ActivationPrecision::kBF16Batches: bf16, FP8 per channel and FP8 tiles
 // (the published 128×128 and odd ones), rows, columns and tokens that are not multiples of the 4×4
 // tile, the 32-column vector or the token block, one and two threads, against a float64 product.
@@ -13,10 +14,12 @@
 #include <bit>
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "amx_modes.h"
 #include "formats/float_formats.h"
 #include "kernels/cpu/linear.h"
 
@@ -100,8 +103,7 @@ void check(const GemmWeight& w, int64_t tokens, uint32_t seed, const std::string
   // On AMX each output sums its products in one f32 in turn, the activation rounded alone; FP8
   // tiles 64k wide take w exactly and scale each tile's sum, other tiles a multiple of 16 wide
   // take w · scale as bf16 hi + lo (within 2^-16).
-  const bool amx =
-      cpu_features().amx_bf16 && (v.format != WeightFormat::kFp8Block || v.block_cols % 16 == 0);
+  const bool amx = amx_usable() && (v.format != WeightFormat::kFp8Block || v.block_cols % 16 == 0);
   const bool block = v.format == WeightFormat::kFp8Block && !amx;
   const bool amx_block = v.format == WeightFormat::kFp8Block && amx && v.block_cols % 64 != 0;
   const double terms = amx ? static_cast<double>(v.cols) : v.cols / 8.0;
@@ -130,14 +132,21 @@ void check(const GemmWeight& w, int64_t tokens, uint32_t seed, const std::string
     }
 }
 
-class CpuGemm : public ::testing::Test {
+// Each test on this CPU's GEMM (the AMX tiles where it has them, else vdpbf16ps) and on the AMX
+// kernel over the tile emulator (amx_modes.h).
+class CpuGemm : public ::testing::TestWithParam<AmxMode> {
  protected:
   void SetUp() override {
     if (!cpu_features().avx512_bf16) GTEST_SKIP() << "no AVX512_BF16: the GEMM does not run";
+    mode_.emplace(GetParam());
   }
+  void TearDown() override { mode_.reset(); }
+
+ private:
+  std::optional<ScopedAmxMode> mode_;
 };
 
-TEST_F(CpuGemm, Bf16OddShapes) {
+TEST_P(CpuGemm, Bf16OddShapes) {
   uint32_t seed = 1;
   for (auto [rows, cols] : {std::pair<int64_t, int64_t>{37, 333}, {5, 32}, {16, 1000}, {3, 7}})
     for (int64_t tokens : {8, 9, 14, 31}) {
@@ -148,7 +157,7 @@ TEST_F(CpuGemm, Bf16OddShapes) {
     }
 }
 
-TEST_F(CpuGemm, Fp8ChannelOddShapes) {
+TEST_P(CpuGemm, Fp8ChannelOddShapes) {
   uint32_t seed = 100;
   for (auto [rows, cols] : {std::pair<int64_t, int64_t>{37, 333}, {6, 64}, {19, 130}})
     for (int64_t tokens : {8, 11}) {
@@ -159,7 +168,7 @@ TEST_F(CpuGemm, Fp8ChannelOddShapes) {
     }
 }
 
-TEST_F(CpuGemm, Fp8BlockTiles) {
+TEST_P(CpuGemm, Fp8BlockTiles) {
   uint32_t seed = 200;
   struct Case {
     int64_t rows, cols;
@@ -179,7 +188,7 @@ TEST_F(CpuGemm, Fp8BlockTiles) {
 
 // More tokens than one block of bf16 activations (512 KiB: 124 tokens at 2100 columns), and
 // rows wider than a column panel (1024: three panels of 704 here).
-TEST_F(CpuGemm, ManyTokensAndWideRows) {
+TEST_P(CpuGemm, ManyTokensAndWideRows) {
   const GemmWeight w = random_gemm_weight(WeightFormat::kBF16, 9, 2100, 0, 0, 300);
   check(w, 133, 301, "bf16 [9, 2100] x 133");
   const GemmWeight f = random_gemm_weight(WeightFormat::kFp8Block, 9, 2100, 4, 128, 302);
@@ -190,8 +199,8 @@ TEST_F(CpuGemm, ManyTokensAndWideRows) {
 // outer (linear_amx.cc); both sum each output over the same chunks in the same order, so a
 // token's row is the same bits in a call of 16 tokens and in one of 400 (bf16x2 and bf16; FP8
 // tiles and bf16; rows of 3072 columns, six chunks, and of 260).
-TEST_F(CpuGemm, AmxLoopOrdersSumAlike) {
-  if (!cpu_features().amx_bf16) GTEST_SKIP() << "no AMX";
+TEST_P(CpuGemm, AmxLoopOrdersSumAlike) {
+  if (!amx_usable()) GTEST_SKIP() << "no AMX here (the EmulatedAmx case runs it)";
   const int64_t cols = 3072, rows = 40, many = 400, few = 16;
   const GemmWeight tiles = random_gemm_weight(WeightFormat::kFp8Block, rows, cols, 128, 128, 600);
   const GemmWeight bf16 = random_gemm_weight(WeightFormat::kBF16, rows, cols, 0, 0, 601);
@@ -219,7 +228,7 @@ TEST_F(CpuGemm, AmxLoopOrdersSumAlike) {
 }
 
 // Below kBatchTokens a kBF16Batches call is the f32 path, bit for bit.
-TEST_F(CpuGemm, SmallCallsStayF32) {
+TEST_P(CpuGemm, SmallCallsStayF32) {
   const GemmWeight w = random_gemm_weight(WeightFormat::kBF16, 20, 100, 0, 0, 400);
   const int64_t tokens = kBatchTokens - 1;
   std::vector<float> x(tokens * 100);
@@ -237,7 +246,7 @@ TEST_F(CpuGemm, SmallCallsStayF32) {
 }
 
 // NaN codes and NaN tile scales reach exactly the outputs they touch.
-TEST_F(CpuGemm, NanPropagates) {
+TEST_P(CpuGemm, NanPropagates) {
   GemmWeight w = random_gemm_weight(WeightFormat::kFp8Block, 8, 64, 4, 32, 500);
   w.data[1 * 64 + 5] = 0x7F;           // row 1: NaN code
   w.scale[1 * 2 + 1] = std::nanf("");  // rows 4-7, columns 32-63: NaN scale
@@ -251,6 +260,9 @@ TEST_F(CpuGemm, NanPropagates) {
     for (int64_t r = 0; r < 8; ++r)
       EXPECT_EQ(std::isnan(y[t * 8 + r]), r == 1 || r >= 4) << "token " << t << " row " << r;
 }
+
+INSTANTIATE_TEST_SUITE_P(Modes, CpuGemm, ::testing::Values(AmxMode::kCpu, AmxMode::kEmulated),
+                         amx_mode_name);
 
 }  // namespace
 }  // namespace minimax

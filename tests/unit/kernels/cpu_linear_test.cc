@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "amx_modes.h"
 #include "base/error.h"
 #include "formats/float_formats.h"
 #include "kernels/backend.h"
@@ -267,14 +268,14 @@ std::string unsupported(const Path& p) {
 }
 
 // Whether the call takes the batch GEMM: kBatchTokens or more tokens under a bf16 precision on
-// AVX-512 with AVX512_BF16, for a format it has. On AMX (cpu_features().amx_bf16) that is every
+// AVX-512 with AVX512_BF16, for a format it has. On AMX (amx_usable(): emulated too) that is every
 // format but f32 (FP8 tiles whose width is a multiple of 16; other tiles take the vdpbf16ps GEMM),
 // else bf16 and FP8.
 // Whether the call takes the AMX row kernel: on AMX, bf16 or split activations, FP8 per channel
 // or in tiles a multiple of 64 wide, kAmxRowMinTokens to kAmxRowTokens tokens, not under batch
 // invariance.
 bool takes_amx_rows(const Path& p, const WeightView& w, int64_t tokens) {
-  return cpu_features().amx_bf16 && p.isa == CpuIsa::kAvx512 && cpu_features().avx512_bf16 &&
+  return amx_usable() && p.isa == CpuIsa::kAvx512 && cpu_features().avx512_bf16 &&
          (p.activations == ActivationPrecision::kBF16 ||
           p.activations == ActivationPrecision::kBF16x2) &&
          (w.format == WeightFormat::kFp8Channel ||
@@ -286,7 +287,7 @@ bool takes_gemm(const Path& p, const WeightView& w, int64_t tokens) {
   if (p.activations == ActivationPrecision::kF32 || tokens < kBatchTokens ||
       takes_amx_rows(p, w, tokens) || p.isa != CpuIsa::kAvx512 || !cpu_features().avx512_bf16)
     return false;
-  if (cpu_features().amx_bf16 && w.format != WeightFormat::kF32) return true;
+  if (amx_usable() && w.format != WeightFormat::kF32) return true;
   return w.format == WeightFormat::kBF16 || w.format == WeightFormat::kFp8Channel ||
          w.format == WeightFormat::kFp8Block;
 }
@@ -295,8 +296,8 @@ bool takes_gemm(const Path& p, const WeightView& w, int64_t tokens) {
 // its tile's scale, split into bf16 hi + lo (within 2^-16 relative), with the activations as the
 // path takes them. (Tiles 64k wide decode exactly and scale the sums.)
 bool amx_scaled_weights(const Path& p, const WeightView& w, int64_t tokens) {
-  return takes_gemm(p, w, tokens) && cpu_features().amx_bf16 &&
-         w.format == WeightFormat::kFp8Block && w.block_cols % 16 == 0 && w.block_cols % 64 != 0;
+  return takes_gemm(p, w, tokens) && amx_usable() && w.format == WeightFormat::kFp8Block &&
+         w.block_cols % 16 == 0 && w.block_cols % 64 != 0;
 }
 
 // How the path's kernel takes the activations for this weight: the GEMM rounds them (kBF16) or
@@ -370,10 +371,10 @@ void check_path(const Path& path, const LinearCase& c, const std::string& what) 
                                                            : 0.0;
   // tdpbf16ps sums every product of an output into one f32 in turn: the first-order bound of a
   // sum of cols terms, not the row kernels' eight partial sums.
-  const double terms = (takes_gemm(path, w, c.tokens) && cpu_features().amx_bf16) ||
-                               takes_amx_rows(path, w, c.tokens)
-                           ? static_cast<double>(w.cols)
-                           : static_cast<double>(w.cols) / 8;
+  const double terms =
+      (takes_gemm(path, w, c.tokens) && amx_usable()) || takes_amx_rows(path, w, c.tokens)
+          ? static_cast<double>(w.cols)
+          : static_cast<double>(w.cols) / 8;
   ASSERT_EQ(ref.y.size(), static_cast<size_t>(c.tokens * w.rows));
   static ThreadPool one(1), two(2);
   CpuLinearOptions options;
@@ -644,14 +645,19 @@ TEST(CpuLinear, RejectsUnusableViews) {
     if (!cpu_supports(isa)) expect_error(fp8.view, x.data(), 1, y.data(), "options.isa", isa);
 }
 
-// The AMX row kernel (calls of kAmxRowMinTokens to kAmxRowTokens tokens on CPUs with AMX): FP8
+// The AMX row kernel (calls of kAmxRowMinTokens to kAmxRowTokens tokens on CPUs with AMX; on the
+// tile emulator too, amx_modes.h): FP8
 // tiles whose rows are not a multiple of the 16-row tiles and whose scale rows (48, 16) end inside
 // a pair of row tiles, partial last pieces of 64 columns, FP8 per channel. Each activation times
 // its tile's scale is split into hi + lo (or rounded), and each 32-column block sums into one f32
 // in turn: the bound of check_path for that kernel. Each result element is computed alone, so a
 // token's outputs are the same bits in a call of 3 tokens as in one of 8.
-TEST(CpuLinearAmxRows, MatchTheReferenceAndDoNotDependOnTheOtherTokens) {
-  if (!cpu_features().amx_bf16 || !cpu_features().avx512_bf16) GTEST_SKIP() << "no AMX here";
+class CpuLinearAmxRows : public ::testing::TestWithParam<AmxMode> {};
+
+TEST_P(CpuLinearAmxRows, MatchTheReferenceAndDoNotDependOnTheOtherTokens) {
+  if (const std::string why = amx_kernels_unavailable(GetParam()); !why.empty())
+    GTEST_SKIP() << why;
+  const ScopedAmxMode mode(GetParam());
   struct Shape {
     WeightFormat format;
     int64_t rows, cols;
@@ -697,6 +703,9 @@ TEST(CpuLinearAmxRows, MatchTheReferenceAndDoNotDependOnTheOtherTokens) {
       }
     }
 }
+
+INSTANTIATE_TEST_SUITE_P(Modes, CpuLinearAmxRows,
+                         ::testing::Values(AmxMode::kCpu, AmxMode::kEmulated), amx_mode_name);
 
 TEST(CpuLinear, ZeroTokensWritesNothing) {
   const Weight w = random_linear_weight(WeightFormat::kF32, 3, 5, 700);
