@@ -18,7 +18,6 @@
 #include <bit>
 #include <cmath>
 #include <numeric>
-#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -157,18 +156,7 @@ std::vector<double> bounds(const Problem& p, int64_t t, int h) {
 }
 
 // Each test on the CPU's AMX tiles and on the tile emulator (amx_modes.h).
-class AmxAttention : public ::testing::TestWithParam<AmxMode> {
- protected:
-  void SetUp() override {
-    if (const std::string why = amx_kernels_unavailable(GetParam()); !why.empty())
-      GTEST_SKIP() << why;
-    mode_.emplace(GetParam());
-  }
-  void TearDown() override { mode_.reset(); }
-
- private:
-  std::optional<ScopedAmxMode> mode_;
-};
+class AmxAttention : public AmxModeTest {};
 
 TEST_P(AmxAttention, WithinBoundOfTheReference) {
   struct Case {

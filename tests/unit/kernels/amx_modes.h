@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 
 #include "kernels/cpu/cpu_features.h"
@@ -39,6 +40,21 @@ class ScopedAmxMode {
 
  private:
   bool was_;
+};
+
+// A fixture whose tests run in the mode of their parameter: skipped where unavailable() says why
+// (by default amx_kernels_unavailable), else the mode held for the test.
+class AmxModeTest : public ::testing::TestWithParam<AmxMode> {
+ protected:
+  void SetUp() override {
+    if (const std::string why = unavailable(); !why.empty()) GTEST_SKIP() << why;
+    mode_.emplace(GetParam());
+  }
+  void TearDown() override { mode_.reset(); }
+  virtual std::string unavailable() const { return amx_kernels_unavailable(GetParam()); }
+
+ private:
+  std::optional<ScopedAmxMode> mode_;
 };
 
 }  // namespace minimax

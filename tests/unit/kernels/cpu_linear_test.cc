@@ -695,12 +695,9 @@ TEST(CpuLinear, RejectsUnusableViews) {
 // its tile's scale is split into hi + lo (or rounded), and each 32-column block sums into one f32
 // in turn: the bound of check_path for that kernel. Each result element is computed alone, so a
 // token's outputs are the same bits in a call of 3 tokens as in one of 8.
-class CpuLinearAmxRows : public ::testing::TestWithParam<AmxMode> {};
+class CpuLinearAmxRows : public AmxModeTest {};
 
 TEST_P(CpuLinearAmxRows, MatchTheReferenceAndDoNotDependOnTheOtherTokens) {
-  if (const std::string why = amx_kernels_unavailable(GetParam()); !why.empty())
-    GTEST_SKIP() << why;
-  const ScopedAmxMode mode(GetParam());
   struct Shape {
     WeightFormat format;
     int64_t rows, cols;
