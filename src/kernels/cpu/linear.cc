@@ -71,28 +71,32 @@ void check_call(const WeightView& w, const float* x, int64_t tokens, const float
     fail("cpu_linear: {} of {} tokens is null", x == nullptr ? "x" : "y", tokens);
 }
 
-// Whether the call takes the AMX row kernel (linear_amx_rows.cc): FP8 weights that have one, bf16
-// or split activations on a CPU with AMX, calls of kAmxRowMinTokens to kAmxRowTokens tokens (an
-// expert's share of a batch of streams). One or two tokens read their weight from memory as fast
-// or faster through the f32 rows (decode 0.86x end to end with every FP8 call on this kernel, on
-// the Intel Xeon with AMX), and past kAmxRowTokens the GEMM shares each decoded panel among all
-// the tokens. Not under batch invariance: it would then have to take the 1-token calls too
-// (docs/cpu_kernels.md "Small batches on AMX").
-bool takes_amx_rows(const WeightView& w, int64_t tokens, const CpuLinearOptions& options) {
+// The AMX row kernel (linear_amx_rows.cc) if the call takes it, else one with a null run: FP8
+// weights that have one, bf16 or split activations on a CPU with AMX, calls of kAmxRowMinTokens to
+// kAmxRowTokens tokens (an expert's share of a batch of streams). One or two tokens read their
+// weight from memory as fast or faster through the f32 rows (decode 0.86x end to end with every FP8
+// call on this kernel, on the Intel Xeon with AMX), and past kAmxRowTokens the GEMM shares each
+// decoded panel among all the tokens. Not under batch invariance: it would then have to take the
+// 1-token calls too (docs/cpu_kernels.md "Small batches on AMX").
+RowKernel amx_rows_if_taken(const WeightView& w, int64_t tokens, const CpuLinearOptions& options) {
   const bool bf16 = options.activations == ActivationPrecision::kBF16;
   const bool split = options.activations == ActivationPrecision::kBF16x2;
   if (!(bf16 || split) || options.batch_invariant || tokens < kAmxRowMinTokens ||
       tokens > kAmxRowTokens || options.isa != CpuIsa::kAvx512 || !cpu_features().avx512_bf16 ||
       !options.amx || !amx_usable())
-    return false;
-  return cpu_linear_detail::amx_row_kernel(w, split).run != nullptr;
+    return {};
+  return cpu_linear_detail::amx_row_kernel(w, split);
+}
+
+bool takes_amx_rows(const WeightView& w, int64_t tokens, const CpuLinearOptions& options) {
+  return amx_rows_if_taken(w, tokens, options).run != nullptr;
 }
 
 RowKernel select_kernel(const WeightView& w, int64_t tokens, const CpuLinearOptions& options) {
   if (!cpu_supports(options.isa))
     fail("cpu_linear: this CPU does not support the '{}' kernels (options.isa)",
          cpu_isa_name(options.isa));
-  RowKernel k;
+  RowKernel k = amx_rows_if_taken(w, tokens, options);
   const bool bf16 = options.activations == ActivationPrecision::kBF16;
   const bool split = options.activations == ActivationPrecision::kBF16x2;
   // bf16 and NVFP4 weights keep their f32-activation row kernels under split activations, which
@@ -105,10 +109,8 @@ RowKernel select_kernel(const WeightView& w, int64_t tokens, const CpuLinearOpti
   const bool split_helps =
       !(split && (w.format == WeightFormat::kBF16 || w.format == WeightFormat::kNvfp4 ||
                   cpu_features().amx_bf16));
-  if (takes_amx_rows(w, tokens, options))
-    k = cpu_linear_detail::amx_row_kernel(w, split);
-  else if (options.isa == CpuIsa::kAvx512 && cpu_features().avx512_bf16 && (bf16 || split) &&
-           split_helps)
+  if (k.run == nullptr && options.isa == CpuIsa::kAvx512 && cpu_features().avx512_bf16 &&
+      (bf16 || split) && split_helps)
     k = cpu_linear_detail::bf16x_kernel(w, split);
   if (k.run == nullptr && options.isa != CpuIsa::kScalar) {
     switch (w.format) {
