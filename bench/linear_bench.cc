@@ -17,14 +17,17 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <random>
+#include <string>
 #include <thread>
 #include <vector>
 
 #include "base/clock.h"
 #include "base/thread_pool.h"
+#include "kernels/cpu/cpu_features.h"
 #include "kernels/cpu/linear.h"
 
 namespace minimax {
@@ -294,8 +297,13 @@ void run_linear(benchmark::State& state, WeightFormat format, const CpuLinearOpt
                  (cached ? " L2" : "") + (options.batch_invariant ? " invariant" : ""));
 }
 
+// Whether BM_Linear's batches may take the AMX kernels: MINIMAX_CPU_AMX=0 turns them off, to time
+// the vdpbf16ps GEMM on a CPU with AMX (main sets it).
+bool g_amx = true;
+
 void BM_Linear(benchmark::State& state) {
   CpuLinearOptions options;
+  options.amx = g_amx;
   options.isa = static_cast<CpuIsa>(state.range(1));
   options.activations = static_cast<ActivationPrecision>(state.range(2));
   run_linear(state, static_cast<WeightFormat>(state.range(0)), options, state.range(3),
@@ -443,15 +451,18 @@ void register_benchmarks() {
 int main(int argc, char** argv) {
   using namespace minimax;
   benchmark::Initialize(&argc, argv);
+  const char* amx = std::getenv("MINIMAX_CPU_AMX");
+  g_amx = amx_usable() && !(amx != nullptr && std::string(amx) == "0");
   g_bandwidth = measure_bandwidth(pool_of(0));
   std::printf(
       "memory bandwidth (best of 5 over %zu MiB): memcpy %.2f GB/s copied, read-only sum %.2f GB/s "
       "(1 thread), %.2f GB/s (%zu threads)\n",
       kBufferBytes >> 20, g_bandwidth.memcpy_bytes_per_s / 1e9, g_bandwidth.read1_bytes_per_s / 1e9,
       g_bandwidth.readn_bytes_per_s / 1e9, pool_of(0).size());
-  std::printf("CPU: avx2 %d, avx512 %d, avx512_bf16 %d, amx %d; default kernels: %s\n",
+  std::printf("CPU: avx2 %d, avx512 %d, avx512_bf16 %d, amx %d%s; default kernels: %s\n",
               cpu_features().avx2, cpu_features().avx512, cpu_features().avx512_bf16,
-              cpu_features().amx_bf16, std::string(cpu_isa_name(default_cpu_isa())).c_str());
+              cpu_features().amx_bf16, g_amx ? "" : " (off: MINIMAX_CPU_AMX=0)",
+              std::string(cpu_isa_name(default_cpu_isa())).c_str());
   register_baselines();
   register_benchmarks();
   register_baselines();

@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "kernels/cpu/amx_tiles-inl.h"
-#include "kernels/cpu/linear_amx_panels-inl.h"
+#include "kernels/cpu/linear_bf16_panels-inl.h"
 #include "kernels/cpu/linear_avx512-inl.h"
 #include "kernels/cpu/linear_bf16_split-inl.h"
 

@@ -1,9 +1,9 @@
 // The batch (prefill) linear with bf16 activations: a register tile of 4 weight rows × 4 tokens
 // multiplied with vdpbf16ps (AVX-512 + AVX512_BF16). Per token block the activations are rounded
 // to bf16 once (vcvtne2ps2bf16; for FP8 tiles each one times its tile's scale), and the weight
-// rows of a tile are read once for all the block's tokens: bf16 rows in place, FP8 rows decoded
-// to bf16 once into a panel in L1. Each tile reads 4 weight and 4 activation vectors per 16
-// vdpbf16ps, keeps the 16 sums in registers and reduces them together at the end.
+// rows of a tile are read once for all the block's tokens: bf16 rows in place, FP8, MXFP8, MXFP4
+// and NVFP4 rows decoded to bf16 once into a panel in L1. Each tile reads 4 weight and 4 activation
+// vectors per 16 vdpbf16ps, keeps the 16 sums in registers and reduces them together at the end.
 // With split activations (ActivationPrecision::kBF16x2) each activation is stored as bf16 hi and
 // lo halves in two planes and every weight vector meets both: twice the vdpbf16ps, near-f32
 // accuracy. docs/cpu_kernels.md ("Batches") gives the numbers.
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kernels/cpu/linear_avx512-inl.h"
+#include "kernels/cpu/linear_bf16_panels-inl.h"
 #include "kernels/cpu/linear_bf16_split-inl.h"
 #include "kernels/cpu/linear_fp8-inl.h"
 
@@ -173,6 +174,26 @@ struct Fp8Rows {
   }
 };
 
+// Rows of a format whose block scales fold into exact bf16 values (linear_bf16_panels-inl.h):
+// MXFP8 (e4m3 × 2^k), MXFP4 (e2m1 × 2^k) and NVFP4 (e2m1 × e4m3, the global scale on the sums),
+// decoded into a panel once per token block as Fp8Rows are. Exact unless a product falls below
+// bf16's normal range (an e8m0 code below about 3), which vdpbf16ps reads as zero.
+template <class Panel>
+struct PanelRows {
+  static constexpr bool kBlockScaled = false, kInPlace = false;
+  Panel source;
+  int64_t panel_stride;
+  MINIMAX_AVX512 explicit PanelRows(const WeightView& w)
+      : source(w), panel_stride((w.cols + 63) / 64 * 64) {}
+  MINIMAX_AVX512 const uint16_t* rows(int64_t r, int n, uint16_t* panel, int64_t* w_stride,
+                                      float* scale) const {
+    for (int i = 0; i < n; ++i)
+      source.row(r + i, 0, panel_stride, panel + i * panel_stride, nullptr, &scale[i]);
+    *w_stride = panel_stride;
+    return panel;
+  }
+};
+
 // Every token of the block against R rows, four tokens at a time. Only the first token group
 // prefetches the next rows (in-place weights; a panel is already in L1).
 template <class Src, bool kSplit, int R>
@@ -288,8 +309,17 @@ GemmRowsFn gemm_bf16_kernel(const WeightView& w, bool split) {
       return split ? gemm_rows<Fp8Rows<false>, true> : gemm_rows<Fp8Rows<false>, false>;
     case WeightFormat::kFp8Block:
       return split ? gemm_rows<Fp8Rows<true>, true> : gemm_rows<Fp8Rows<true>, false>;
+    case WeightFormat::kMxfp8:
+      return split ? gemm_rows<PanelRows<Fp8Panel<Fp8Scaling::kMx>>, true>
+                   : gemm_rows<PanelRows<Fp8Panel<Fp8Scaling::kMx>>, false>;
+    case WeightFormat::kMxfp4:
+      return split ? gemm_rows<PanelRows<Fp4Panel<false>>, true>
+                   : gemm_rows<PanelRows<Fp4Panel<false>>, false>;
+    case WeightFormat::kNvfp4:
+      return split ? gemm_rows<PanelRows<Fp4Panel<true>>, true>
+                   : gemm_rows<PanelRows<Fp4Panel<true>>, false>;
     default:
-      return nullptr;  // the row kernels (f32 weights; FP4 and MXFP8 have no batch kernel yet)
+      return nullptr;  // the row kernels (f32 weights)
   }
 }
 

@@ -237,6 +237,7 @@ std::vector<float> split_to_bf16_pair(const float* x, int64_t n) {
 struct Path {
   CpuIsa isa;
   ActivationPrecision activations;
+  bool amx = true;  // false: CpuLinearOptions::amx off, so batches take the vdpbf16ps GEMM
 };
 std::string path_name(const Path& p) {
   switch (p.activations) {
@@ -267,15 +268,18 @@ std::string unsupported(const Path& p) {
   return "";
 }
 
+// Whether the path runs the AMX kernels: on AMX (amx_usable(): emulated too) unless it turns them
+// off.
+bool amx_on(const Path& p) { return p.amx && amx_usable(); }
+
 // Whether the call takes the batch GEMM: kBatchTokens or more tokens under a bf16 precision on
-// AVX-512 with AVX512_BF16, for a format it has. On AMX (amx_usable(): emulated too) that is every
-// format but f32 (FP8 tiles whose width is a multiple of 16; other tiles take the vdpbf16ps GEMM),
-// else bf16 and FP8.
+// AVX-512 with AVX512_BF16, for every format but f32: the AMX GEMM where amx_on (FP8 tiles whose
+// width is a multiple of 16; other tiles take the vdpbf16ps GEMM), else the vdpbf16ps GEMM.
 // Whether the call takes the AMX row kernel: on AMX, bf16 or split activations, FP8 per channel
 // or in tiles a multiple of 64 wide, kAmxRowMinTokens to kAmxRowTokens tokens, not under batch
 // invariance.
 bool takes_amx_rows(const Path& p, const WeightView& w, int64_t tokens) {
-  return amx_usable() && p.isa == CpuIsa::kAvx512 && cpu_features().avx512_bf16 &&
+  return amx_on(p) && p.isa == CpuIsa::kAvx512 && cpu_features().avx512_bf16 &&
          (p.activations == ActivationPrecision::kBF16 ||
           p.activations == ActivationPrecision::kBF16x2) &&
          (w.format == WeightFormat::kFp8Channel ||
@@ -287,16 +291,14 @@ bool takes_gemm(const Path& p, const WeightView& w, int64_t tokens) {
   if (p.activations == ActivationPrecision::kF32 || tokens < kBatchTokens ||
       takes_amx_rows(p, w, tokens) || p.isa != CpuIsa::kAvx512 || !cpu_features().avx512_bf16)
     return false;
-  if (amx_usable() && w.format != WeightFormat::kF32) return true;
-  return w.format == WeightFormat::kBF16 || w.format == WeightFormat::kFp8Channel ||
-         w.format == WeightFormat::kFp8Block;
+  return w.format != WeightFormat::kF32;
 }
 
 // The AMX GEMM on FP8 tiles neither 64k nor other than 16k wide: it multiplies each weight times
 // its tile's scale, split into bf16 hi + lo (within 2^-16 relative), with the activations as the
 // path takes them. (Tiles 64k wide decode exactly and scale the sums.)
 bool amx_scaled_weights(const Path& p, const WeightView& w, int64_t tokens) {
-  return takes_gemm(p, w, tokens) && amx_usable() && w.format == WeightFormat::kFp8Block &&
+  return takes_gemm(p, w, tokens) && amx_on(p) && w.format == WeightFormat::kFp8Block &&
          w.block_cols % 16 == 0 && w.block_cols % 64 != 0;
 }
 
@@ -372,7 +374,7 @@ void check_path(const Path& path, const LinearCase& c, const std::string& what) 
   // tdpbf16ps sums every product of an output into one f32 in turn: the first-order bound of a
   // sum of cols terms, not the row kernels' eight partial sums.
   const double terms =
-      (takes_gemm(path, w, c.tokens) && amx_usable()) || takes_amx_rows(path, w, c.tokens)
+      (takes_gemm(path, w, c.tokens) && amx_on(path)) || takes_amx_rows(path, w, c.tokens)
           ? static_cast<double>(w.cols)
           : static_cast<double>(w.cols) / 8;
   ASSERT_EQ(ref.y.size(), static_cast<size_t>(c.tokens * w.rows));
@@ -380,6 +382,7 @@ void check_path(const Path& path, const LinearCase& c, const std::string& what) 
   CpuLinearOptions options;
   options.isa = path.isa;
   options.activations = path.activations;
+  options.amx = amx_on(path);
   options.min_bytes_per_thread = 0;
   std::vector<float> y1(c.tokens * w.rows, -1.0f), y2(c.tokens * w.rows, -2.0f);
   cpu_linear(w, c.x, c.tokens, y1.data(), one, options);
@@ -474,6 +477,45 @@ INSTANTIATE_TEST_SUITE_P(
                                          WeightFormat::kMxfp8),
                        ::testing::ValuesIn(kPaths)),
     shapes_name);
+
+// The vdpbf16ps GEMM (linear_gemm.cc) with the AMX kernels turned off, so that CPUs with AMX check
+// it too: every format but f32 at GEMM-sized calls (and 7 tokens, the row kernels beside it).
+class CpuLinearShapesVdpbf16ps
+    : public ::testing::TestWithParam<std::tuple<WeightFormat, ActivationPrecision>> {};
+
+TEST_P(CpuLinearShapesVdpbf16ps, MatchFloat64Reference) {
+  const auto [format, activations] = GetParam();
+  const Path path{CpuIsa::kAvx512, activations, /*amx=*/false};
+  if (const std::string why = unsupported(path); !why.empty()) GTEST_SKIP() << why;
+  const bool blocks = format == WeightFormat::kMxfp4 || format == WeightFormat::kNvfp4 ||
+                      format == WeightFormat::kMxfp8;
+  const std::vector<int64_t> widths =
+      blocks ? std::vector<int64_t>{32, 160, 1056} : std::vector<int64_t>{33, 130, 1057};
+  uint32_t seed = 1200;
+  for (int64_t cols : widths)
+    for (int64_t rows : {5, 40}) {
+      const Weight w = random_linear_weight(format, rows, cols, seed++, 32, 64);
+      for (int64_t tokens : {7, 8, 13, 37}) {
+        Activations x = random_activations(tokens, cols, seed++);
+        check_path(path, w.view, x.data(), tokens,
+                   format_name(format) + " [" + std::to_string(rows) + ", " + std::to_string(cols) +
+                       "] × " + std::to_string(tokens) + " tokens, AMX off");
+        if (HasFatalFailure()) return;
+      }
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Formats, CpuLinearShapesVdpbf16ps,
+    ::testing::Combine(::testing::Values(WeightFormat::kBF16, WeightFormat::kFp8Block,
+                                         WeightFormat::kFp8Channel, WeightFormat::kMxfp4,
+                                         WeightFormat::kNvfp4, WeightFormat::kMxfp8),
+                       ::testing::Values(ActivationPrecision::kBF16, ActivationPrecision::kBF16x2,
+                                         ActivationPrecision::kBF16x2Batches)),
+    [](const ::testing::TestParamInfo<std::tuple<WeightFormat, ActivationPrecision>>& info) {
+      return format_name(std::get<0>(info.param)) + "_" +
+             path_name(Path{CpuIsa::kAvx512, std::get<1>(info.param)});
+    });
 
 // The AMX kernels on the tile emulator (amx_modes.h), every format but f32 on the paths that take
 // them (bf16, bf16x2, bf16x2-batches): the AMX row kernel (3 and 8 tokens, FP8) and the AMX GEMM

@@ -1,5 +1,7 @@
-// The weight panels of the AMX batch linear (linear_amx.cc): each decodes a chunk of one weight
-// row to bf16 tile rows. Included only by linear_amx.cc (its target has amx-tile and amx-bf16).
+// The weight panels of the batch GEMMs: each decodes a chunk of one weight row to bf16, in column
+// order. The AMX GEMM (linear_amx.cc) takes every panel as its tile rows; the vdpbf16ps GEMM
+// (linear_gemm.cc) takes the MXFP8 and FP4 ones as its rows (its own Fp8Rows and Bf16Rows serve
+// the rest). AVX-512 with AVX512_BF16 and VBMI only: no tile instruction in here.
 #pragma once
 
 #include <immintrin.h>
