@@ -323,6 +323,17 @@ void BM_LinearInvariant(benchmark::State& state) {
              state.range(4) != 0, state.range(3));
 }
 
+// Batches with f32 activations, one thread, weights from memory: the f32 GEMM
+// (linear_gemm_f32-inl.h) against the row kernels, which batch invariance keeps (rows: 1), at the
+// AVX2 and AVX-512 levels.
+void BM_LinearF32Batch(benchmark::State& state) {
+  CpuLinearOptions options;
+  options.isa = static_cast<CpuIsa>(state.range(1));
+  options.activations = ActivationPrecision::kF32;
+  options.batch_invariant = state.range(3) != 0;
+  run_linear(state, static_cast<WeightFormat>(state.range(0)), options, 1, state.range(2), false);
+}
+
 // Rows of `cols` columns (same bytes, 1 token, one thread, weights from memory): the row kernels'
 // prefetch distance and per-row work on the short rows of tensor-parallel expert slices.
 void BM_LinearShortRows(benchmark::State& state) {
@@ -418,6 +429,13 @@ void register_benchmarks() {
     // cached cases).
     b->Args({static_cast<int>(formats[i]), 2, static_cast<int>(ActivationPrecision::kBF16x2), 1,
              kBatchTokens, 1});
+    auto* f32 = benchmark::RegisterBenchmark((std::string("linear_f32_batch/") + names[i]).c_str(),
+                                             BM_LinearF32Batch);
+    f32->ArgNames({"format", "isa", "tokens", "rows"});
+    f32->UseRealTime()->Unit(benchmark::kMillisecond);
+    for (int isa : {1, 2})
+      for (int tokens : {16, 32, 64})
+        for (int rows : {1, 0}) f32->Args({static_cast<int>(formats[i]), isa, tokens, rows});
     auto* inv = benchmark::RegisterBenchmark((std::string("linear_invariant/") + names[i]).c_str(),
                                              BM_LinearInvariant);
     inv->ArgNames({"format", "act", "tokens", "cols", "cached"});

@@ -194,9 +194,12 @@ cpu_linear_detail::GemmRowsFn select_gemm(const WeightView& w, int64_t tokens,
                                           const CpuLinearOptions& options) {
   const bool split = options.activations == ActivationPrecision::kBF16x2 ||
                      options.activations == ActivationPrecision::kBF16x2Batches;
-  if (options.activations == ActivationPrecision::kF32 || options.batch_invariant ||
-      tokens < kBatchTokens || options.isa != CpuIsa::kAvx512 || !cpu_features().avx512_bf16 ||
-      takes_amx_rows(w, tokens, options))
+  if (options.activations == ActivationPrecision::kF32)
+    return options.batch_invariant || tokens < kF32BatchTokens
+               ? nullptr
+               : cpu_linear_detail::gemm_f32_kernel(w, options.isa);
+  if (options.batch_invariant || tokens < kBatchTokens || options.isa != CpuIsa::kAvx512 ||
+      !cpu_features().avx512_bf16 || takes_amx_rows(w, tokens, options))
     return nullptr;
   if (options.amx && amx_usable())
     if (const auto amx = cpu_linear_detail::gemm_amx_kernel(w, split)) return amx;

@@ -45,6 +45,9 @@ enum class ActivationPrecision : uint8_t {
 
 // Fewest tokens of a kBF16Batches call that take the batch GEMM.
 inline constexpr int64_t kBatchTokens = 8;
+// Fewest tokens of an f32-activation call that take the f32 GEMM (linear_gemm_f32-inl.h): below
+// it the row kernels were as fast or faster (docs/cpu_kernels.md "Batches with f32 activations").
+inline constexpr int64_t kF32BatchTokens = 64;
 // On CPUs with AMX, bf16 and split (kBF16, kBF16x2) calls of kAmxRowMinTokens to kAmxRowTokens
 // tokens on FP8 weights (per channel, or tiles a multiple of 64 columns wide) take the AMX row
 // kernel instead of the f32 rows or the GEMM, except under batch invariance (docs/cpu_kernels.md

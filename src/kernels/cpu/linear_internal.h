@@ -97,6 +97,19 @@ using GemmRowsFn = void (*)(const WeightView& w, const float* x, int64_t tokens,
                             int64_t row_begin, int64_t row_end);
 // Null for formats without one. split: the activations as bf16 hi + lo (kBF16x2).
 GemmRowsFn gemm_bf16_kernel(const WeightView& w, bool split);
+// The batch kernel with f32 activations (linear_gemm_f32-inl.h), per ISA level: exact products,
+// f32 sums in one order for every layout. Null where the level has none for this view.
+namespace gemm_f32_avx2 {
+GemmRowsFn gemm_f32_kernel(const WeightView& w);
+}
+namespace gemm_f32_avx512 {
+GemmRowsFn gemm_f32_kernel(const WeightView& w);
+}
+inline GemmRowsFn gemm_f32_kernel(const WeightView& w, CpuIsa isa) {
+  return isa == CpuIsa::kAvx512 ? gemm_f32_avx512::gemm_f32_kernel(w)
+         : isa == CpuIsa::kAvx2 ? gemm_f32_avx2::gemm_f32_kernel(w)
+                                : nullptr;
+}
 // The AMX kernels, built twice: on the CPU's tiles (amx_hardware) and on the tile emulator
 // (amx_emulated, amx_emulation-inl.h). gemm_amx_kernel and amx_row_kernel below pick the one this
 // process uses (cpu_features.h amx_emulation).

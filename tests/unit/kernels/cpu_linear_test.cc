@@ -294,6 +294,14 @@ bool takes_gemm(const Path& p, const WeightView& w, int64_t tokens) {
   return w.format != WeightFormat::kF32;
 }
 
+// Whether the call takes the f32 GEMM (linear_gemm_f32-inl.h): kF32BatchTokens or more tokens
+// with f32 activations on AVX2 or AVX-512, every layout but FP8 tiles. Exact products and f32
+// sums, one lane per column residue: the row kernels' f32 bound holds.
+bool takes_f32_gemm(const Path& p, const WeightView& w, int64_t tokens) {
+  return p.activations == ActivationPrecision::kF32 && tokens >= kF32BatchTokens &&
+         p.isa != CpuIsa::kScalar && w.format != WeightFormat::kFp8Block;
+}
+
 // The AMX GEMM on FP8 tiles neither 64k nor other than 16k wide: it multiplies each weight times
 // its tile's scale, split into bf16 hi + lo (within 2^-16 relative), with the activations as the
 // path takes them. (Tiles 64k wide decode exactly and scale the sums.)
@@ -788,6 +796,75 @@ TEST_P(CpuLinearAmxRows, MatchTheReferenceAndDoNotDependOnTheOtherTokens) {
 
 INSTANTIATE_TEST_SUITE_P(Modes, CpuLinearAmxRows,
                          ::testing::Values(AmxMode::kCpu, AmxMode::kEmulated), amx_mode_name);
+
+// ---- The f32 GEMM's arithmetic, bit for bit -----------------------------------------------------
+
+// What linear_gemm_f32-inl.h computes for (row r, token x): each weight's exact value without the
+// row's scale (FP8 per channel, NVFP4's global); per 1024-column chunk one sum per lane (lane =
+// column mod lanes; fmaf in column order, the padding past cols adding zeros); the lanes added in
+// the kernel's tree (halves of 16, 8, 4, then 2 lanes); the chunks added in turn; times the row
+// scale.
+float f32_gemm_model(const WeightView& w, int64_t r, const float* x, int lanes) {
+  std::vector<double> row;
+  decode_row(w, r, row);
+  float row_scale = 1.0f;
+  if (w.format == WeightFormat::kFp8Channel) row_scale = get_f32(w.scales, r);
+  if (w.format == WeightFormat::kNvfp4) row_scale = w.global_scale;
+  const int64_t padded = (w.cols + lanes - 1) / lanes * lanes;
+  auto value = [&](int64_t c) -> float {  // exact: a decoded product divided by its own factor
+    return c < w.cols ? static_cast<float>(row[c] / row_scale) : 0.0f;
+  };
+  float y = 0.0f;
+  for (int64_t c0 = 0; c0 < padded; c0 += 1024) {
+    std::vector<float> acc(lanes, 0.0f);
+    for (int64_t c = c0; c < std::min<int64_t>(padded, c0 + 1024); ++c)
+      acc[c % lanes] = std::fmaf(value(c), c < w.cols ? x[c] : 0.0f, acc[c % lanes]);
+    for (int half = lanes / 2; half >= 1; half /= 2)
+      for (int i = 0; i < half; ++i) acc[i] = acc[i] + acc[i + half];
+    y = c0 == 0 ? acc[0] : y + acc[0];
+  }
+  return y * row_scale;
+}
+
+TEST(CpuLinearF32Gemm, SumsInItsStatedOrderBitForBit) {
+  uint32_t seed = 1500;
+  for (const CpuIsa isa : {CpuIsa::kAvx2, CpuIsa::kAvx512}) {
+    if (!cpu_supports(isa)) continue;
+    const Path path{isa, ActivationPrecision::kF32};
+    const int lanes = isa == CpuIsa::kAvx512 ? 16 : 8;
+    for (const WeightFormat format :
+         {WeightFormat::kF32, WeightFormat::kBF16, WeightFormat::kFp8Channel, WeightFormat::kMxfp4,
+          WeightFormat::kNvfp4, WeightFormat::kMxfp8}) {
+      const bool blocks = format == WeightFormat::kMxfp4 || format == WeightFormat::kNvfp4 ||
+                          format == WeightFormat::kMxfp8;
+      for (const int64_t cols :
+           blocks ? std::vector<int64_t>{32, 1088, 2080} : std::vector<int64_t>{33, 1050, 2100}) {
+        const Weight w = random_linear_weight(format, 37, cols, seed++);
+        for (const int64_t tokens : {64, 70}) {
+          ASSERT_TRUE(takes_f32_gemm(path, w.view, tokens));
+          Activations x = random_activations(tokens, cols, seed++);
+          CpuLinearOptions options;
+          options.isa = isa;
+          options.activations = ActivationPrecision::kF32;
+          options.min_bytes_per_thread = 0;
+          static ThreadPool one(1), two(2);
+          std::vector<float> y1(tokens * w.view.rows), y2(tokens * w.view.rows);
+          cpu_linear(w.view, x.data(), tokens, y1.data(), one, options);
+          cpu_linear(w.view, x.data(), tokens, y2.data(), two, options);
+          for (int64_t t = 0; t < tokens; ++t)
+            for (int64_t r = 0; r < w.view.rows; ++r) {
+              const float want = f32_gemm_model(w.view, r, x.data() + t * cols, lanes);
+              const size_t i = t * w.view.rows + r;
+              ASSERT_EQ(y1[i], want)
+                  << format_name(format) << " " << cpu_isa_name(isa) << " [" << w.view.rows << ", "
+                  << cols << "] token " << t << " row " << r;
+              ASSERT_EQ(std::memcmp(&y1[i], &y2[i], 4), 0) << "1 and 2 threads differ";
+            }
+        }
+      }
+    }
+  }
+}
 
 TEST(CpuLinear, ZeroTokensWritesNothing) {
   const Weight w = random_linear_weight(WeightFormat::kF32, 3, 5, 700);

@@ -13,6 +13,12 @@
 // Same type, cpu against reference: kSameKvTypeTolerance. The backends decode the same codes, but a
 // key whose f32 value differs in its last bit between them (double vs f32 sums) can round to the
 // neighbouring bf16 / fp8 code, a relative step of 2^-8 / 2^-4 of that element (measured 6.3e-4).
+// That holds only while no such step flips a discrete choice. The cpu backend runs here with its
+// row kernels at every call size (batch invariance), whose keys land on the reference's codes on
+// these prompts; the f32 GEMM that calls of 64+ tokens take otherwise sums in another order, and on
+// the long M3 prompts a key then lands on a neighbouring fp8 code and flips an MSA block
+// (|cpu - reference| 1.32 and 1.44 measured, while the cpu stays as close to the golden as the
+// reference: 0.083 against 0.085, 0.214 against 0.211).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -47,7 +53,8 @@ TEST_P(KvDtypeModelTest, WithinItsToleranceOfTheGoldenOnBothBackends) {
   const KvDtype dtype = GetParam().dtype;
   const double tolerance = dtype == KvDtype::kBF16 ? kBf16KvTolerance : kFp8KvTolerance;
   const std::vector<float> reference = golden_forward(g, BackendKind::kReference, dtype);
-  const std::vector<float> cpu = golden_forward(g, BackendKind::kCpu, dtype);
+  const std::vector<float> cpu =
+      golden_forward(g, BackendKind::kCpu, dtype, ActivationPrecision::kF32, true);
   const double ref_distance = golden_distance(reference, g), cpu_distance = golden_distance(cpu, g);
   EXPECT_LE(ref_distance, tolerance);
   EXPECT_LE(cpu_distance, tolerance);

@@ -124,10 +124,11 @@ std::vector<int32_t> iota_positions(size_t n) {
 }
 
 std::vector<float> golden_forward(const nlohmann::json& golden, BackendKind backend, KvDtype dtype,
-                                  ActivationPrecision activations) {
+                                  ActivationPrecision activations, bool batch_invariant) {
   ModelOptions options;
   options.backend = backend;
   options.cpu.activations = activations;
+  options.cpu.batch_invariant = batch_invariant;
   options.threads = 2;
   auto model = Model::load(golden_checkpoint(golden), options);
   const auto tokens = golden.at("tokens").get<std::vector<int32_t>>();

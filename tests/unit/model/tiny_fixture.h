@@ -54,9 +54,11 @@ std::string golden_checkpoint(const nlohmann::json& golden);
 std::vector<int32_t> iota_positions(size_t n);
 
 // The logits of every position [tokens, vocab] of `golden`'s tokens on its checkpoint with
-// `backend`, in a KV cache of `dtype` (the cache's type is checked).
+// `backend`, in a KV cache of `dtype` (the cache's type is checked); batch_invariant: the cpu
+// backend's row kernels at every call size (CpuKernelConfig::batch_invariant).
 std::vector<float> golden_forward(const nlohmann::json& golden, BackendKind backend, KvDtype dtype,
-                                  ActivationPrecision activations = ActivationPrecision::kF32);
+                                  ActivationPrecision activations = ActivationPrecision::kF32,
+                                  bool batch_invariant = false);
 // max |logits − golden| over the golden's checked top logits and its whole last row.
 double golden_distance(const std::vector<float>& logits, const nlohmann::json& golden);
 // The token id of the largest logit in the last row of `logits`, and in the golden's.

@@ -1,0 +1,3 @@
+// The f32-activation batch GEMM at the AVX-512 level (linear_gemm_f32-inl.h).
+#define MINIMAX_GEMM_F32_LEVEL 2
+#include "kernels/cpu/linear_gemm_f32-inl.h"
