@@ -13,7 +13,8 @@
 // turn into y; the row's scale (FP8 per channel, NVFP4's global scale; 1 otherwise) multiplies the
 // final sum. So an MXFP4 expert, its exact FP8 conversion (a power-of-two row scale moved out of
 // every product) and its BF16 copy give the same bits here, as they do in the row kernels
-// (docs/cpu_kernels.md "One summation order"). FP8 tiles keep the row kernels.
+// (docs/cpu_kernels.md "One summation order"). FP8 tiles decode to their codes and multiply the
+// activations by the tile's scale instead (one f32 rounding each), once per tile row.
 #include <immintrin.h>
 
 #include <algorithm>
@@ -46,7 +47,7 @@ namespace {
 struct V {
   using T = __m512;
   static constexpr int kLanes = 16;
-  static constexpr int kRows = 4, kTokens = 4;  // 16 accumulators
+  static constexpr int kRows = 6, kTokens = 4;  // 24 accumulators
   static MINIMAX_GF_INLINE T zero() { return _mm512_setzero_ps(); }
   static MINIMAX_GF_INLINE T load(const float* p) { return _mm512_load_ps(p); }
   static MINIMAX_GF_INLINE T set1(float v) { return _mm512_set1_ps(v); }
@@ -81,7 +82,7 @@ struct V {
 constexpr int64_t kChunkCols = 1024;         // R panel rows of a chunk stay in L1 (16 KiB at R = 4)
 constexpr int64_t kBlockBytes = 512 * 1024;  // a token block's activations of one chunk (L2)
 constexpr int64_t kMaxBlockTokens = 256;
-constexpr int kMaxRows = 4;
+constexpr int kMaxRows = 6;
 
 inline float load_f32(const void* base, int64_t index) {
   float v;
@@ -218,8 +219,14 @@ MINIMAX_GF void decode_chunk(const WeightView& w, int64_t r, int64_t c0, int64_t
     case WeightFormat::kFp8Channel:
       for (int64_t c = c0; c < c1; ++c) out[c - c0] = tab.e4m3[p[c]];
       break;
-    case WeightFormat::kFp8Block:  // not taken (gemm_f32_kernel)
+    case WeightFormat::kFp8Block:  // the codes; the tile scales go on the activations
+#if MINIMAX_GEMM_F32_LEVEL == 2
+      decode_e4m3<false>(p, nullptr, c0, valid, out);
+      return std::fill(out + valid, out + width, 0.0f);
+#else
+      for (int64_t c = c0; c < c1; ++c) out[c - c0] = tab.e4m3[p[c]];
       break;
+#endif
     case WeightFormat::kMxfp8:
       for (int64_t c = c0; c < c1; ++c) out[c - c0] = tab.e4m3[p[c]] * tab.e8m0[s[c / 32]];
       break;
@@ -286,6 +293,35 @@ inline TileFn tile_for(int r, int t) {
   return table[r - 1][t - 1];
 }
 
+// xs = xb times each column's FP8 tile scale in tile row `tile_row` (n tokens, chunk c0 of `nc`
+// columns of which `valid` are the weight's; the rest stay zero).
+MINIMAX_GF void scale_activations(const WeightView& w, int64_t tile_row, int64_t c0, int64_t valid,
+                                  const float* xb, int64_t n, int64_t nc, float* xs) {
+  const int64_t scale_cols = weight_scale_stride(w) / 4;
+  float scale[kChunkCols];
+  for (int64_t c = 0; c < valid; ++c)
+    scale[c] = load_f32(w.scales, tile_row * scale_cols + (c0 + c) / w.block_cols);
+  std::fill(scale + valid, scale + nc, 0.0f);
+  for (int64_t t = 0; t < n; ++t)
+    for (int64_t c = 0; c < nc; ++c) xs[t * nc + c] = xb[t * nc + c] * scale[c];
+}
+
+// Requests the bytes of columns [c0, c0 + valid) of rows [r0, r1) into L2: the next row group's,
+// while this one's tiles run (a chunk is a short run of each row, which the hardware prefetchers
+// alone leave waiting on memory).
+MINIMAX_GF_INLINE void prefetch_chunk(const WeightView& w, int64_t r0, int64_t r1, int64_t c0,
+                                      int64_t valid) {
+  const int bits = w.format == WeightFormat::kF32                                         ? 32
+                   : w.format == WeightFormat::kBF16                                      ? 16
+                   : w.format == WeightFormat::kMxfp4 || w.format == WeightFormat::kNvfp4 ? 4
+                                                                                          : 8;
+  const int64_t stride = weight_data_stride(w), begin = c0 * bits / 8,
+                end = (c0 + valid) * bits / 8;
+  for (int64_t r = r0; r < r1; ++r)
+    for (int64_t b = begin; b < end; b += 64)
+      _mm_prefetch(reinterpret_cast<const char*>(w.data + r * stride + b), _MM_HINT_T1);
+}
+
 // Column chunks outer, so that a token block holds only its chunk of the activations (up to 128
 // tokens at 1024 columns in 512 KiB of L2) and each chunk of a weight row is decoded once per 128
 // tokens whatever the width; then token blocks, row groups (decoded into the panel) and token
@@ -298,8 +334,12 @@ MINIMAX_GF void gemm_rows(const WeightView& w, const float* x, int64_t tokens, f
   const int64_t padded = (cols + L - 1) / L * L;
   const int64_t chunk = std::min(kChunkCols, padded);
   const int64_t block = std::clamp<int64_t>(kBlockBytes / (4 * chunk), T, kMaxBlockTokens);
-  thread_local AlignedScratch x_scratch, panel_scratch;
+  thread_local AlignedScratch x_scratch, xs_scratch, panel_scratch;
   auto* xb = static_cast<float*>(x_scratch.get(sizeof(float) * std::min(block, tokens) * chunk));
+  const bool tiles = w.format == WeightFormat::kFp8Block;
+  auto* xs =
+      tiles ? static_cast<float*>(xs_scratch.get(sizeof(float) * std::min(block, tokens) * chunk))
+            : nullptr;
   // 64 floats of slack: the decoders write whole vectors past a row's last column.
   auto* panel = static_cast<float*>(panel_scratch.get(sizeof(float) * (R * chunk + 64)));
   for (int64_t c0 = 0; c0 < padded; c0 += chunk) {
@@ -311,14 +351,27 @@ MINIMAX_GF void gemm_rows(const WeightView& w, const float* x, int64_t tokens, f
         std::memcpy(xb + t * nc, x + (t0 + t) * cols + c0, sizeof(float) * valid);
         std::fill(xb + t * nc + valid, xb + (t + 1) * nc, 0.0f);
       }
-      for (int64_t r0 = row_begin; r0 < row_end; r0 += R) {
-        const int nr = static_cast<int>(std::min<int64_t>(R, row_end - r0));
+      const float* xr = xb;  // the activations the tiles read (FP8 tiles: times the scales)
+      int64_t scaled_tile_row = -1;
+      for (int64_t r0 = row_begin; r0 < row_end;) {
+        int64_t group_end = std::min(r0 + R, row_end);
+        if (tiles) {
+          // A group stays within one tile row; its activations times that row's scales.
+          const int64_t tile_row = r0 / w.block_rows;
+          group_end = std::min(group_end, (tile_row + 1) * w.block_rows);
+          if (tile_row != scaled_tile_row)
+            scale_activations(w, tile_row, c0, valid, xb, n, nc, xs), scaled_tile_row = tile_row;
+          xr = xs;
+        }
+        const int nr = static_cast<int>(group_end - r0);
         for (int i = 0; i < nr; ++i) decode_chunk(w, r0 + i, c0, valid, nc, panel + i * nc);
+        prefetch_chunk(w, group_end, std::min(group_end + R, row_end), c0, valid);
         float* yr = y + t0 * rows + r0;
+        r0 = group_end;
         for (int64_t t = 0; t < n; t += T) {
           const int nt = static_cast<int>(std::min<int64_t>(T, n - t));
           float part[kMaxRows * 4];
-          tile_for(nr, nt)(panel, nc, xb + t * nc, nc, nc, part);
+          tile_for(nr, nt)(panel, nc, xr + t * nc, nc, nc, part);
           for (int tt = 0; tt < nt; ++tt)
             for (int i = 0; i < nr; ++i) {
               float& out = yr[(t + tt) * rows + i];
@@ -337,12 +390,8 @@ MINIMAX_GF void gemm_rows(const WeightView& w, const float* x, int64_t tokens, f
 
 }  // namespace
 
-// The f32 GEMM for w at this level, or null where the row kernels stay as fast: FP8 tiles (a
-// version summing each tile apart and adding it times the tile's scale measured 0.75x the rows on
-// AVX-512 at 64 tokens and 1.01x on AVX2: the scaled sums cost what the shared decode saves).
-GemmRowsFn gemm_f32_kernel(const WeightView& w) {
-  return w.format == WeightFormat::kFp8Block ? nullptr : gemm_rows;
-}
+// The f32 GEMM at this level (every layout: FP8 tiles with their scales on the activations).
+GemmRowsFn gemm_f32_kernel(const WeightView&) { return gemm_rows; }
 
 }  // namespace minimax::cpu_linear_detail::MINIMAX_GF_NAMESPACE
 

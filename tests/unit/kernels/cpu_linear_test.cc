@@ -295,11 +295,12 @@ bool takes_gemm(const Path& p, const WeightView& w, int64_t tokens) {
 }
 
 // Whether the call takes the f32 GEMM (linear_gemm_f32-inl.h): kF32BatchTokens or more tokens
-// with f32 activations on AVX2 or AVX-512, every layout but FP8 tiles. Exact products and f32
-// sums, one lane per column residue: the row kernels' f32 bound holds.
-bool takes_f32_gemm(const Path& p, const WeightView& w, int64_t tokens) {
+// with f32 activations on AVX2 or AVX-512, every layout. Exact products (FP8 tiles: of the
+// activation times its tile's scale, one f32 rounding) and f32 sums, one lane per column residue:
+// the row kernels' f32 bound holds.
+bool takes_f32_gemm(const Path& p, int64_t tokens) {
   return p.activations == ActivationPrecision::kF32 && tokens >= kF32BatchTokens &&
-         p.isa != CpuIsa::kScalar && w.format != WeightFormat::kFp8Block;
+         p.isa != CpuIsa::kScalar;
 }
 
 // The AMX GEMM on FP8 tiles neither 64k nor other than 16k wide: it multiplies each weight times
@@ -800,25 +801,32 @@ INSTANTIATE_TEST_SUITE_P(Modes, CpuLinearAmxRows,
 // ---- The f32 GEMM's arithmetic, bit for bit -----------------------------------------------------
 
 // What linear_gemm_f32-inl.h computes for (row r, token x): each weight's exact value without the
-// row's scale (FP8 per channel, NVFP4's global); per 1024-column chunk one sum per lane (lane =
-// column mod lanes; fmaf in column order, the padding past cols adding zeros); the lanes added in
-// the kernel's tree (halves of 16, 8, 4, then 2 lanes); the chunks added in turn; times the row
-// scale.
+// row's scale (FP8 per channel, NVFP4's global) or its tile's (FP8 tiles: the activation is
+// multiplied by it instead, rounded to f32); per 1024-column chunk one sum per lane (lane = column
+// mod lanes; fmaf in column order, the padding past cols adding zeros); the lanes added in the
+// kernel's tree (halves of 16, 8, 4, then 2 lanes); the chunks added in turn; times the row scale.
 float f32_gemm_model(const WeightView& w, int64_t r, const float* x, int lanes) {
   std::vector<double> row;
   decode_row(w, r, row);
   float row_scale = 1.0f;
   if (w.format == WeightFormat::kFp8Channel) row_scale = get_f32(w.scales, r);
   if (w.format == WeightFormat::kNvfp4) row_scale = w.global_scale;
-  const int64_t padded = (w.cols + lanes - 1) / lanes * lanes;
-  auto value = [&](int64_t c) -> float {  // exact: a decoded product divided by its own factor
-    return c < w.cols ? static_cast<float>(row[c] / row_scale) : 0.0f;
+  const bool tiles = w.format == WeightFormat::kFp8Block;
+  auto factor = [&](int64_t c) -> float {  // what a weight's value is divided by
+    if (!tiles) return row_scale;
+    const int64_t tiles_per_row = (w.cols + w.block_cols - 1) / w.block_cols;
+    return get_f32(w.scales, r / w.block_rows * tiles_per_row + c / w.block_cols);
   };
+  const int64_t padded = (w.cols + lanes - 1) / lanes * lanes;
   float y = 0.0f;
   for (int64_t c0 = 0; c0 < padded; c0 += 1024) {
     std::vector<float> acc(lanes, 0.0f);
-    for (int64_t c = c0; c < std::min<int64_t>(padded, c0 + 1024); ++c)
-      acc[c % lanes] = std::fmaf(value(c), c < w.cols ? x[c] : 0.0f, acc[c % lanes]);
+    for (int64_t c = c0; c < std::min<int64_t>(padded, c0 + 1024); ++c) {
+      if (c >= w.cols) continue;                                   // zeros: fmaf(0, 0, acc) is acc
+      const float value = static_cast<float>(row[c] / factor(c));  // exact
+      const float xv = tiles ? x[c] * factor(c) : x[c];
+      acc[c % lanes] = std::fmaf(value, xv, acc[c % lanes]);
+    }
     for (int half = lanes / 2; half >= 1; half /= 2)
       for (int i = 0; i < half; ++i) acc[i] = acc[i] + acc[i + half];
     y = c0 == 0 ? acc[0] : y + acc[0];
@@ -833,15 +841,17 @@ TEST(CpuLinearF32Gemm, SumsInItsStatedOrderBitForBit) {
     const Path path{isa, ActivationPrecision::kF32};
     const int lanes = isa == CpuIsa::kAvx512 ? 16 : 8;
     for (const WeightFormat format :
-         {WeightFormat::kF32, WeightFormat::kBF16, WeightFormat::kFp8Channel, WeightFormat::kMxfp4,
-          WeightFormat::kNvfp4, WeightFormat::kMxfp8}) {
+         {WeightFormat::kF32, WeightFormat::kBF16, WeightFormat::kFp8Block,
+          WeightFormat::kFp8Channel, WeightFormat::kMxfp4, WeightFormat::kNvfp4,
+          WeightFormat::kMxfp8}) {
       const bool blocks = format == WeightFormat::kMxfp4 || format == WeightFormat::kNvfp4 ||
                           format == WeightFormat::kMxfp8;
       for (const int64_t cols :
            blocks ? std::vector<int64_t>{32, 1088, 2080} : std::vector<int64_t>{33, 1050, 2100}) {
-        const Weight w = random_linear_weight(format, 37, cols, seed++);
+        // FP8 tiles of 16 × 48: tile rows and columns that cut the row groups and the chunks.
+        const Weight w = random_linear_weight(format, 37, cols, seed++, 16, 48);
         for (const int64_t tokens : {64, 70}) {
-          ASSERT_TRUE(takes_f32_gemm(path, w.view, tokens));
+          ASSERT_TRUE(takes_f32_gemm(path, tokens));
           Activations x = random_activations(tokens, cols, seed++);
           CpuLinearOptions options;
           options.isa = isa;
