@@ -805,9 +805,8 @@ INSTANTIATE_TEST_SUITE_P(Modes, CpuLinearAmxRows,
 // multiplied by it instead, rounded to f32); per 1024-column chunk one sum per lane (lane = column
 // mod lanes; fmaf in column order, the padding past cols adding zeros); the lanes added in the
 // kernel's tree (halves of 16, 8, 4, then 2 lanes); the chunks added in turn; times the row scale.
-float f32_gemm_model(const WeightView& w, int64_t r, const float* x, int lanes) {
-  std::vector<double> row;
-  decode_row(w, r, row);
+float f32_gemm_model(const WeightView& w, int64_t r, const std::vector<double>& row, const float* x,
+                     int lanes) {
   float row_scale = 1.0f;
   if (w.format == WeightFormat::kFp8Channel) row_scale = get_f32(w.scales, r);
   if (w.format == WeightFormat::kNvfp4) row_scale = w.global_scale;
@@ -847,7 +846,7 @@ TEST(CpuLinearF32Gemm, SumsInItsStatedOrderBitForBit) {
       const bool blocks = format == WeightFormat::kMxfp4 || format == WeightFormat::kNvfp4 ||
                           format == WeightFormat::kMxfp8;
       for (const int64_t cols :
-           blocks ? std::vector<int64_t>{32, 1088, 2080} : std::vector<int64_t>{33, 1050, 2100}) {
+           blocks ? std::vector<int64_t>{32, 2080} : std::vector<int64_t>{33, 2100}) {
         // FP8 tiles of 16 × 48: tile rows and columns that cut the row groups and the chunks.
         const Weight w = random_linear_weight(format, 37, cols, seed++, 16, 48);
         for (const int64_t tokens : {64, 70}) {
@@ -861,15 +860,18 @@ TEST(CpuLinearF32Gemm, SumsInItsStatedOrderBitForBit) {
           std::vector<float> y1(tokens * w.view.rows), y2(tokens * w.view.rows);
           cpu_linear(w.view, x.data(), tokens, y1.data(), one, options);
           cpu_linear(w.view, x.data(), tokens, y2.data(), two, options);
-          for (int64_t t = 0; t < tokens; ++t)
-            for (int64_t r = 0; r < w.view.rows; ++r) {
-              const float want = f32_gemm_model(w.view, r, x.data() + t * cols, lanes);
+          std::vector<double> row;
+          for (int64_t r = 0; r < w.view.rows; ++r) {
+            decode_row(w.view, r, row);
+            for (int64_t t = 0; t < tokens; ++t) {
+              const float want = f32_gemm_model(w.view, r, row, x.data() + t * cols, lanes);
               const size_t i = t * w.view.rows + r;
               ASSERT_EQ(y1[i], want)
                   << format_name(format) << " " << cpu_isa_name(isa) << " [" << w.view.rows << ", "
                   << cols << "] token " << t << " row " << r;
               ASSERT_EQ(std::memcmp(&y1[i], &y2[i], 4), 0) << "1 and 2 threads differ";
             }
+          }
         }
       }
     }
