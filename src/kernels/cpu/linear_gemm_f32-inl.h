@@ -79,7 +79,7 @@ struct V {
 };
 #endif
 
-constexpr int64_t kChunkCols = 1024;         // R panel rows of a chunk stay in L1 (16 KiB at R = 4)
+constexpr int64_t kChunkCols = 1024;         // R panel rows of a chunk stay in L1 (24 KiB at R = 6)
 constexpr int64_t kBlockBytes = 512 * 1024;  // a token block's activations of one chunk (L2)
 constexpr int64_t kMaxBlockTokens = 256;
 constexpr int kMaxRows = 6;
