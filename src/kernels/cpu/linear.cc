@@ -195,7 +195,7 @@ cpu_linear_detail::GemmRowsFn select_gemm(const WeightView& w, int64_t tokens,
   const bool split = options.activations == ActivationPrecision::kBF16x2 ||
                      options.activations == ActivationPrecision::kBF16x2Batches;
   if (options.activations == ActivationPrecision::kF32)
-    return options.batch_invariant || tokens < kF32BatchTokens
+    return options.batch_invariant || tokens < f32_batch_tokens(w.format)
                ? nullptr
                : cpu_linear_detail::gemm_f32_kernel(w, options.isa);
   if (options.batch_invariant || tokens < kBatchTokens || options.isa != CpuIsa::kAvx512 ||

@@ -46,8 +46,13 @@ enum class ActivationPrecision : uint8_t {
 // Fewest tokens of a kBF16Batches call that take the batch GEMM.
 inline constexpr int64_t kBatchTokens = 8;
 // Fewest tokens of an f32-activation call that take the f32 GEMM (linear_gemm_f32-inl.h): below
-// it the row kernels were as fast or faster (docs/cpu_kernels.md "Batches with f32 activations").
-inline constexpr int64_t kF32BatchTokens = 64;
+// them the row kernels were as fast or faster (docs/cpu_kernels.md "Batches with f32
+// activations"). 32 for FP8 tiles and MXFP8; 64 for the rest, which includes MXFP4 (slower than
+// its rows at 32 tokens on AVX2) and so bf16 and FP8 per channel too: those three must choose
+// alike for an MXFP4 checkpoint, its FP8 conversion and its BF16 copy to give the same bits.
+inline int64_t f32_batch_tokens(WeightFormat f) {
+  return f == WeightFormat::kFp8Block || f == WeightFormat::kMxfp8 ? 32 : 64;
+}
 // On CPUs with AMX, bf16 and split (kBF16, kBF16x2) calls of kAmxRowMinTokens to kAmxRowTokens
 // tokens on FP8 weights (per channel, or tiles a multiple of 64 columns wide) take the AMX row
 // kernel instead of the f32 rows or the GEMM, except under batch invariance (docs/cpu_kernels.md

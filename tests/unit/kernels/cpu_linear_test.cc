@@ -294,12 +294,13 @@ bool takes_gemm(const Path& p, const WeightView& w, int64_t tokens) {
   return w.format != WeightFormat::kF32;
 }
 
-// Whether the call takes the f32 GEMM (linear_gemm_f32-inl.h): kF32BatchTokens or more tokens
-// with f32 activations on AVX2 or AVX-512, every layout. Exact products (FP8 tiles: of the
-// activation times its tile's scale, one f32 rounding) and f32 sums, one lane per column residue:
-// the row kernels' f32 bound holds.
-bool takes_f32_gemm(const Path& p, int64_t tokens) {
-  return p.activations == ActivationPrecision::kF32 && tokens >= kF32BatchTokens &&
+// Whether the call takes the f32 GEMM (linear_gemm_f32-inl.h): f32_batch_tokens or more tokens
+// (32 for FP8 tiles and MXFP8, else 64) with f32 activations on AVX2 or AVX-512, every layout.
+// Exact products (FP8 tiles: of the activation times its tile's scale, one f32 rounding) and f32
+// sums, one lane per column residue: the row kernels' f32 bound holds.
+bool takes_f32_gemm(const Path& p, const WeightView& w, int64_t tokens) {
+  const bool early = w.format == WeightFormat::kFp8Block || w.format == WeightFormat::kMxfp8;
+  return p.activations == ActivationPrecision::kF32 && tokens >= (early ? 32 : 64) &&
          p.isa != CpuIsa::kScalar;
 }
 
@@ -849,8 +850,9 @@ TEST(CpuLinearF32Gemm, SumsInItsStatedOrderBitForBit) {
            blocks ? std::vector<int64_t>{32, 2080} : std::vector<int64_t>{33, 2100}) {
         // FP8 tiles of 16 × 48: tile rows and columns that cut the row groups and the chunks.
         const Weight w = random_linear_weight(format, 37, cols, seed++, 16, 48);
-        for (const int64_t tokens : {64, 70}) {
-          ASSERT_TRUE(takes_f32_gemm(path, tokens));
+        const bool early = format == WeightFormat::kFp8Block || format == WeightFormat::kMxfp8;
+        for (const int64_t tokens : {early ? 32 : 64, 70}) {
+          ASSERT_TRUE(takes_f32_gemm(path, w.view, tokens));
           Activations x = random_activations(tokens, cols, seed++);
           CpuLinearOptions options;
           options.isa = isa;
