@@ -171,6 +171,43 @@ MINIMAX_GF void decode_e2m1(const uint8_t* data, const uint8_t* scales, int64_t 
     _mm512_store_ps(out + c + 16, b);
   }
 }
+#else
+// 16 e2m1 elements (8 bytes, element 2i in the low nibble of byte i) times their block's scale
+// (MXFP4: one e8m0 per 32 columns; NVFP4: one e4m3 per 16), in column order: vpermps looks up
+// the magnitude (the low 3 bits of the index) and the code's bit 3 becomes the sign.
+template <bool kNv>
+MINIMAX_GF void decode_e2m1(const uint8_t* data, const uint8_t* scales, int64_t c0, int64_t valid,
+                            float* out) {
+  const DecodeTables& tab = decode_tables();
+  const __m256 magnitudes = _mm256_load_ps(tab.e2m1);  // codes 0-7: the positive values
+  const __m256i bit3 = _mm256_set1_epi32(8);
+  int64_t c = 0;
+  for (; c + 16 <= valid; c += 16) {
+    const int64_t col = c0 + c;
+    const __m256i d =
+        _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(data + col / 2)));
+    const __m256i hi_codes = _mm256_srli_epi32(d, 4);
+    const __m256 lo =
+        _mm256_xor_ps(_mm256_permutevar8x32_ps(magnitudes, d),
+                      _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_and_si256(d, bit3), 28)));
+    const __m256 hi =
+        _mm256_xor_ps(_mm256_permutevar8x32_ps(magnitudes, hi_codes),
+                      _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_and_si256(hi_codes, bit3), 28)));
+    const __m256 pairs_lo = _mm256_unpacklo_ps(lo, hi), pairs_hi = _mm256_unpackhi_ps(lo, hi);
+    const __m256 scale =
+        _mm256_set1_ps(kNv ? tab.e4m3[scales[col / 16]] : tab.e8m0[scales[col / 32]]);
+    _mm256_store_ps(out + c,
+                    _mm256_mul_ps(_mm256_permute2f128_ps(pairs_lo, pairs_hi, 0x20), scale));
+    _mm256_store_ps(out + c + 8,
+                    _mm256_mul_ps(_mm256_permute2f128_ps(pairs_lo, pairs_hi, 0x31), scale));
+  }
+  for (; c < valid; c += 2) {  // a tail of whole bytes (the layouts' widths are even)
+    const int64_t col = c0 + c;
+    const float scale = kNv ? tab.e4m3[scales[col / 16]] : tab.e8m0[scales[col / 32]];
+    out[c] = tab.e2m1[data[col / 2] & 0x0F] * scale;
+    out[c + 1] = tab.e2m1[data[col / 2] >> 4] * scale;
+  }
+}
 #endif
 
 // The scale of row r's sum: FP8 per channel's, NVFP4's global one, else 1.
@@ -207,6 +244,14 @@ MINIMAX_GF void decode_chunk(const WeightView& w, int64_t r, int64_t c0, int64_t
       return std::fill(out + valid, out + width, 0.0f);
     default:
       break;
+  }
+#else
+  if (w.format == WeightFormat::kMxfp4 || w.format == WeightFormat::kNvfp4) {
+    if (w.format == WeightFormat::kMxfp4)
+      decode_e2m1<false>(p, s, c0, valid, out);
+    else
+      decode_e2m1<true>(p, s, c0, valid, out);
+    return std::fill(out + valid, out + width, 0.0f);
   }
 #endif
   switch (w.format) {

@@ -295,13 +295,12 @@ bool takes_gemm(const Path& p, const WeightView& w, int64_t tokens) {
 }
 
 // Whether the call takes the f32 GEMM (linear_gemm_f32-inl.h): f32_batch_tokens or more tokens
-// (32 for FP8 tiles and MXFP8, else 64) with f32 activations on AVX2 or AVX-512, every layout.
+// (64 for NVFP4, else 32) with f32 activations on AVX2 or AVX-512, every layout.
 // Exact products (FP8 tiles: of the activation times its tile's scale, one f32 rounding) and f32
 // sums, one lane per column residue: the row kernels' f32 bound holds.
 bool takes_f32_gemm(const Path& p, const WeightView& w, int64_t tokens) {
-  const bool early = w.format == WeightFormat::kFp8Block || w.format == WeightFormat::kMxfp8;
-  return p.activations == ActivationPrecision::kF32 && tokens >= (early ? 32 : 64) &&
-         p.isa != CpuIsa::kScalar;
+  return p.activations == ActivationPrecision::kF32 &&
+         tokens >= (w.format == WeightFormat::kNvfp4 ? 64 : 32) && p.isa != CpuIsa::kScalar;
 }
 
 // The AMX GEMM on FP8 tiles neither 64k nor other than 16k wide: it multiplies each weight times
@@ -850,8 +849,7 @@ TEST(CpuLinearF32Gemm, SumsInItsStatedOrderBitForBit) {
            blocks ? std::vector<int64_t>{32, 2080} : std::vector<int64_t>{33, 2100}) {
         // FP8 tiles of 16 × 48: tile rows and columns that cut the row groups and the chunks.
         const Weight w = random_linear_weight(format, 37, cols, seed++, 16, 48);
-        const bool early = format == WeightFormat::kFp8Block || format == WeightFormat::kMxfp8;
-        for (const int64_t tokens : {early ? 32 : 64, 70}) {
+        for (const int64_t tokens : {format == WeightFormat::kNvfp4 ? 64 : 32, 70}) {
           ASSERT_TRUE(takes_f32_gemm(path, w.view, tokens));
           Activations x = random_activations(tokens, cols, seed++);
           CpuLinearOptions options;
