@@ -1,7 +1,8 @@
 // The weight panels of the batch GEMMs: each decodes a chunk of one weight row to bf16, in column
 // order. The AMX GEMM (linear_amx.cc) takes every panel as its tile rows; the vdpbf16ps GEMM
-// (linear_gemm.cc) takes the MXFP8 and FP4 ones as its rows (its own Fp8Rows and Bf16Rows serve
-// the rest). AVX-512 with AVX512_BF16 and VBMI only: no tile instruction in here.
+// (linear_gemm.cc) takes the FP8 and FP4 ones as its rows. AVX-512 with AVX512_BF16 and VBMI: no
+// tile instruction in here. The f32 GEMM (linear_gemm_f32-inl.h, no AVX512_BF16) uses only
+// bf16_to_f32 and e2m1_to_f32, which need none.
 #pragma once
 
 #include <immintrin.h>

@@ -147,40 +147,14 @@ struct Bf16Rows {
   }
 };
 
-// FP8 rows decoded to bf16 (exact) into a panel once per token block; a channel scale multiplies
-// the row's sums, a tile scale the activations (kBlockScaled).
-template <bool kBlock>
-struct Fp8Rows {
-  static constexpr bool kBlockScaled = kBlock, kInPlace = false;
-  const uint8_t* data;
-  int64_t cols, stride, panel_stride;
-  Fp8Scales scales;
-  E4m3Tables512 tables;
-  MINIMAX_AVX512 explicit Fp8Rows(const WeightView& w)
-      : data(w.data),
-        cols(w.cols),
-        stride(weight_data_stride(w)),
-        panel_stride((w.cols + 63) / 64 * 64),
-        scales(w) {}
-  MINIMAX_AVX512 const uint16_t* rows(int64_t r, int n, uint16_t* panel, int64_t* w_stride,
-                                      float* scale) const {
-    for (int i = 0; i < n; ++i) {
-      e4m3_row_to_bf16(tables, data + (r + i) * stride, cols, panel_stride,
-                       panel + i * panel_stride);
-      scale[i] = kBlock ? 1.0f : scales.channel(r + i);
-    }
-    *w_stride = panel_stride;
-    return panel;
-  }
-};
-
-// Rows of a format whose block scales fold into exact bf16 values (linear_bf16_panels-inl.h):
-// MXFP8 (e4m3 × 2^k), MXFP4 (e2m1 × 2^k) and NVFP4 (e2m1 × e4m3, the global scale on the sums),
-// decoded into a panel once per token block as Fp8Rows are. Exact unless a product falls below
-// bf16's normal range (an e8m0 code below about 3), which vdpbf16ps reads as zero.
-template <class Panel>
+// Rows decoded to exact bf16 into a panel once per token block by the batch GEMMs' row decoders
+// (linear_bf16_panels-inl.h): FP8 per channel (the row scale on the sums), FP8 tiles (kBlock:
+// the codes; the tile scales go into the activations), MXFP8 (e4m3 × 2^k), MXFP4 (e2m1 × 2^k) and
+// NVFP4 (e2m1 × e4m3, the global scale on the sums). Exact unless a product falls below bf16's
+// normal range (an e8m0 code below about 3), which vdpbf16ps reads as zero.
+template <class Panel, bool kBlock = false>
 struct PanelRows {
-  static constexpr bool kBlockScaled = false, kInPlace = false;
+  static constexpr bool kBlockScaled = kBlock, kInPlace = false;
   Panel source;
   int64_t panel_stride;
   MINIMAX_AVX512 explicit PanelRows(const WeightView& w)
@@ -192,6 +166,8 @@ struct PanelRows {
     *w_stride = panel_stride;
     return panel;
   }
+  // FP8 tiles (kBlock): the scales that go into the activations.
+  const Fp8Scales& tile_scales() const { return source.scales; }
 };
 
 // Every token of the block against R rows, four tokens at a time. Only the first token group
@@ -257,9 +233,10 @@ MINIMAX_AVX512 void gemm_rows(const WeightView& w, const float* x, int64_t token
       int64_t segment_end = row_end;
       if constexpr (Src::kBlockScaled) {
         // The activations times this tile row's scales, once per tile row of the weight.
-        const int64_t tile_row = r / src.scales.block_rows;
-        segment_end = std::min(row_end, (tile_row + 1) * src.scales.block_rows);
-        for (int64_t c = 0; c < cols; ++c) col_scale[c] = src.scales.tile(r, c);
+        const Fp8Scales& scales = src.tile_scales();
+        const int64_t tile_row = r / scales.block_rows;
+        segment_end = std::min(row_end, (tile_row + 1) * scales.block_rows);
+        for (int64_t c = 0; c < cols; ++c) col_scale[c] = scales.tile(r, c);
         to_bf16_rows<kSplit>(xt, n, cols, x_stride, col_scale.data(), xb, lo_offset);
       }
       for (int nr = 0; r < segment_end; r += nr) {
@@ -306,9 +283,11 @@ GemmRowsFn gemm_bf16_kernel(const WeightView& w, bool split) {
     case WeightFormat::kBF16:
       return split ? gemm_rows<Bf16Rows, true> : gemm_rows<Bf16Rows, false>;
     case WeightFormat::kFp8Channel:
-      return split ? gemm_rows<Fp8Rows<false>, true> : gemm_rows<Fp8Rows<false>, false>;
+      return split ? gemm_rows<PanelRows<Fp8Panel<Fp8Scaling::kChannel>>, true>
+                   : gemm_rows<PanelRows<Fp8Panel<Fp8Scaling::kChannel>>, false>;
     case WeightFormat::kFp8Block:
-      return split ? gemm_rows<Fp8Rows<true>, true> : gemm_rows<Fp8Rows<true>, false>;
+      return split ? gemm_rows<PanelRows<Fp8TileSumsPanel, true>, true>
+                   : gemm_rows<PanelRows<Fp8TileSumsPanel, true>, false>;
     case WeightFormat::kMxfp8:
       return split ? gemm_rows<PanelRows<Fp8Panel<Fp8Scaling::kMx>>, true>
                    : gemm_rows<PanelRows<Fp8Panel<Fp8Scaling::kMx>>, false>;

@@ -29,7 +29,7 @@
 #if MINIMAX_GEMM_F32_LEVEL == 2
 // The AVX-512 level's (VBMI included: the e4m3 lookups), as the FP8 row kernels take it.
 #define MINIMAX_AVX512_TARGET "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,fma,f16c,bmi,bmi2"
-#include "kernels/cpu/linear_fp8-inl.h"
+#include "kernels/cpu/linear_bf16_panels-inl.h"
 #define MINIMAX_GF __attribute__((target(MINIMAX_AVX512_TARGET ",avx2")))
 #define MINIMAX_GF_NAMESPACE gemm_f32_avx512
 #elif MINIMAX_GEMM_F32_LEVEL == 1
@@ -101,10 +101,10 @@ inline float load_f32(const void* base, int64_t index) {
 
 // 32 bf16 -> f32 at out.
 MINIMAX_GF_INLINE void store_bf16_as_f32(__m512i v, float* out) {
-  _mm512_store_ps(out, _mm512_castsi512_ps(_mm512_slli_epi32(
-                           _mm512_cvtepu16_epi32(_mm512_castsi512_si256(v)), 16)));
-  _mm512_store_ps(out + 16, _mm512_castsi512_ps(_mm512_slli_epi32(
-                                _mm512_cvtepu16_epi32(_mm512_extracti64x4_epi64(v, 1)), 16)));
+  __m512 a, b;
+  bf16_to_f32(v, &a, &b);
+  _mm512_store_ps(out, a);
+  _mm512_store_ps(out + 16, b);
 }
 
 MINIMAX_GF void decode_bf16(const uint8_t* row, int64_t c0, int64_t valid, float* out) {
@@ -144,21 +144,11 @@ MINIMAX_GF void decode_e2m1(const uint8_t* data, const uint8_t* scales, int64_t 
                             float* out) {
   const DecodeTables& tab = decode_tables();
   const __m512 table = _mm512_load_ps(tab.e2m1);
-  const __m512i lo_index =
-      _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
-  const __m512i hi_index =
-      _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
   for (int64_t c = 0; c < valid; c += 32) {
     const int64_t col = c0 + c;
     const int64_t left = valid - c;
-    const __m128i bytes = _mm_maskz_loadu_epi8(
-        left >= 32 ? __mmask16{0xFFFF} : static_cast<__mmask16>(_bzhi_u32(~0u, unsigned(left / 2))),
-        data + col / 2);
-    const __m512i d = _mm512_cvtepu8_epi32(bytes);
-    const __m512 even = _mm512_permutexvar_ps(d, table);  // vpermps reads the low 4 bits
-    const __m512 odd = _mm512_permutexvar_ps(_mm512_srli_epi32(d, 4), table);
-    __m512 a = _mm512_permutex2var_ps(even, lo_index, odd);
-    __m512 b = _mm512_permutex2var_ps(even, hi_index, odd);
+    __m512 a, b;
+    e2m1_to_f32(table, data + col / 2, left, &a, &b);
     if constexpr (kNv) {
       a = _mm512_mul_ps(a, _mm512_set1_ps(tab.e4m3[scales[col / 16]]));
       b = _mm512_mul_ps(b, _mm512_set1_ps(left > 16 ? tab.e4m3[scales[col / 16 + 1]] : 0.0f));
@@ -172,6 +162,26 @@ MINIMAX_GF void decode_e2m1(const uint8_t* data, const uint8_t* scales, int64_t 
   }
 }
 #else
+// bf16 widened by a shift, and e4m3 codes (times the e8m0 scale of each 32 columns: kMx) by
+// table, at the AVX2 level.
+MINIMAX_GF void decode_bf16(const uint8_t* row, int64_t c0, int64_t valid, float* out) {
+  for (int64_t c = 0; c < valid; ++c) {
+    uint16_t bits;
+    std::memcpy(&bits, row + 2 * (c0 + c), 2);
+    const uint32_t f = static_cast<uint32_t>(bits) << 16;
+    std::memcpy(out + c, &f, 4);
+  }
+}
+
+template <bool kMx>
+MINIMAX_GF void decode_e4m3(const uint8_t* codes, const uint8_t* mx_scales, int64_t c0,
+                            int64_t valid, float* out) {
+  const DecodeTables& tab = decode_tables();
+  for (int64_t c = 0; c < valid; ++c)
+    out[c] = kMx ? tab.e4m3[codes[c0 + c]] * tab.e8m0[mx_scales[(c0 + c) / 32]]
+                 : tab.e4m3[codes[c0 + c]];
+}
+
 // 16 e2m1 elements (8 bytes, element 2i in the low nibble of byte i) times their block's scale
 // (MXFP4: one e8m0 per 32 columns; NVFP4: one e4m3 per 16), in column order: vpermps looks up
 // the magnitude (the low 3 bits of the index) and the code's bit 3 becomes the sign.
@@ -221,78 +231,27 @@ inline float row_scale(const WeightView& w, int64_t r) {
 // multiple of 32, so MX and NVFP4 blocks start at it). Not FP8 tiles (gemm_f32_kernel).
 MINIMAX_GF void decode_chunk(const WeightView& w, int64_t r, int64_t c0, int64_t valid,
                              int64_t width, float* out) {
-  const DecodeTables& tab = decode_tables();
   const uint8_t* p = w.data + r * weight_data_stride(w);
   const uint8_t* s = static_cast<const uint8_t*>(w.scales) + r * weight_scale_stride(w);
-  const int64_t c1 = c0 + valid;
-#if MINIMAX_GEMM_F32_LEVEL == 2
-  switch (w.format) {
-    case WeightFormat::kBF16:
-      decode_bf16(p, c0, valid, out);
-      return std::fill(out + valid, out + width, 0.0f);
-    case WeightFormat::kFp8Channel:
-      decode_e4m3<false>(p, nullptr, c0, valid, out);
-      return std::fill(out + valid, out + width, 0.0f);
-    case WeightFormat::kMxfp8:
-      decode_e4m3<true>(p, s, c0, valid, out);
-      return std::fill(out + valid, out + width, 0.0f);
-    case WeightFormat::kMxfp4:
-      decode_e2m1<false>(p, s, c0, valid, out);
-      return std::fill(out + valid, out + width, 0.0f);
-    case WeightFormat::kNvfp4:
-      decode_e2m1<true>(p, s, c0, valid, out);
-      return std::fill(out + valid, out + width, 0.0f);
-    default:
-      break;
-  }
-#else
-  if (w.format == WeightFormat::kMxfp4 || w.format == WeightFormat::kNvfp4) {
-    if (w.format == WeightFormat::kMxfp4)
-      decode_e2m1<false>(p, s, c0, valid, out);
-    else
-      decode_e2m1<true>(p, s, c0, valid, out);
-    return std::fill(out + valid, out + width, 0.0f);
-  }
-#endif
   switch (w.format) {
     case WeightFormat::kF32:
       std::memcpy(out, p + 4 * c0, static_cast<size_t>(valid) * 4);
       break;
     case WeightFormat::kBF16:
-      for (int64_t c = c0; c < c1; ++c) {
-        uint16_t bits;
-        std::memcpy(&bits, p + 2 * c, 2);
-        const uint32_t f = static_cast<uint32_t>(bits) << 16;
-        std::memcpy(out + c - c0, &f, 4);
-      }
+      decode_bf16(p, c0, valid, out);
       break;
     case WeightFormat::kFp8Channel:
-      for (int64_t c = c0; c < c1; ++c) out[c - c0] = tab.e4m3[p[c]];
-      break;
     case WeightFormat::kFp8Block:  // the codes; the tile scales go on the activations
-#if MINIMAX_GEMM_F32_LEVEL == 2
       decode_e4m3<false>(p, nullptr, c0, valid, out);
-      return std::fill(out + valid, out + width, 0.0f);
-#else
-      for (int64_t c = c0; c < c1; ++c) out[c - c0] = tab.e4m3[p[c]];
       break;
-#endif
     case WeightFormat::kMxfp8:
-      for (int64_t c = c0; c < c1; ++c) out[c - c0] = tab.e4m3[p[c]] * tab.e8m0[s[c / 32]];
+      decode_e4m3<true>(p, s, c0, valid, out);
       break;
     case WeightFormat::kMxfp4:
-      for (int64_t c = c0; c < c1; c += 2) {
-        const float scale = tab.e8m0[s[c / 32]];
-        out[c - c0] = tab.e2m1[p[c / 2] & 0x0F] * scale;
-        out[c - c0 + 1] = tab.e2m1[p[c / 2] >> 4] * scale;
-      }
+      decode_e2m1<false>(p, s, c0, valid, out);
       break;
     case WeightFormat::kNvfp4:
-      for (int64_t c = c0; c < c1; c += 2) {
-        const float scale = tab.e4m3[s[c / 16]];
-        out[c - c0] = tab.e2m1[p[c / 2] & 0x0F] * scale;
-        out[c - c0 + 1] = tab.e2m1[p[c / 2] >> 4] * scale;
-      }
+      decode_e2m1<true>(p, s, c0, valid, out);
       break;
   }
   std::fill(out + valid, out + width, 0.0f);

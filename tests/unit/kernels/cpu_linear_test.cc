@@ -487,87 +487,70 @@ INSTANTIATE_TEST_SUITE_P(
                        ::testing::ValuesIn(kPaths)),
     shapes_name);
 
+// Every shape of `widths` (the block formats' when `format` is MXFP4, NVFP4 or MXFP8) × 5 and 40
+// rows × `tokens` on `path`, against the model of paths and bounds; `what` names the variant.
+void check_shapes(const Path& path, WeightFormat format, const std::vector<int64_t>& block_widths,
+                  const std::vector<int64_t>& widths, const std::vector<int64_t>& tokens,
+                  uint32_t seed, const std::string& what) {
+  const bool blocks = format == WeightFormat::kMxfp4 || format == WeightFormat::kNvfp4 ||
+                      format == WeightFormat::kMxfp8;
+  for (int64_t cols : blocks ? block_widths : widths)
+    for (int64_t rows : {5, 40}) {
+      const Weight w = random_linear_weight(format, rows, cols, seed++, 32, 64);
+      for (int64_t n : tokens) {
+        Activations x = random_activations(n, cols, seed++);
+        check_path(path, w.view, x.data(), n,
+                   format_name(format) + " [" + std::to_string(rows) + ", " + std::to_string(cols) +
+                       "] × " + std::to_string(n) + " tokens, " + what);
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+    }
+}
+
+// The formats and bf16 precisions the batch GEMMs take, and their test names.
+using FormatPrecision = std::tuple<WeightFormat, ActivationPrecision>;
+const auto kGemmFormatsAndPrecisions = ::testing::Combine(
+    ::testing::Values(WeightFormat::kBF16, WeightFormat::kFp8Block, WeightFormat::kFp8Channel,
+                      WeightFormat::kMxfp4, WeightFormat::kNvfp4, WeightFormat::kMxfp8),
+    ::testing::Values(ActivationPrecision::kBF16, ActivationPrecision::kBF16x2,
+                      ActivationPrecision::kBF16x2Batches));
+std::string format_precision_name(const ::testing::TestParamInfo<FormatPrecision>& info) {
+  return format_name(std::get<0>(info.param)) + "_" +
+         path_name(Path{CpuIsa::kAvx512, std::get<1>(info.param)});
+}
+
 // The vdpbf16ps GEMM (linear_gemm.cc) with the AMX kernels turned off, so that CPUs with AMX check
 // it too: every format but f32 at GEMM-sized calls (and 7 tokens, the row kernels beside it).
-class CpuLinearShapesVdpbf16ps
-    : public ::testing::TestWithParam<std::tuple<WeightFormat, ActivationPrecision>> {};
+class CpuLinearShapesVdpbf16ps : public ::testing::TestWithParam<FormatPrecision> {};
 
 TEST_P(CpuLinearShapesVdpbf16ps, MatchFloat64Reference) {
   const auto [format, activations] = GetParam();
   const Path path{CpuIsa::kAvx512, activations, /*amx=*/false};
   if (const std::string why = unsupported(path); !why.empty()) GTEST_SKIP() << why;
-  const bool blocks = format == WeightFormat::kMxfp4 || format == WeightFormat::kNvfp4 ||
-                      format == WeightFormat::kMxfp8;
-  const std::vector<int64_t> widths =
-      blocks ? std::vector<int64_t>{32, 160, 1056} : std::vector<int64_t>{33, 130, 1057};
-  uint32_t seed = 1200;
-  for (int64_t cols : widths)
-    for (int64_t rows : {5, 40}) {
-      const Weight w = random_linear_weight(format, rows, cols, seed++, 32, 64);
-      for (int64_t tokens : {7, 8, 13, 37}) {
-        Activations x = random_activations(tokens, cols, seed++);
-        check_path(path, w.view, x.data(), tokens,
-                   format_name(format) + " [" + std::to_string(rows) + ", " + std::to_string(cols) +
-                       "] × " + std::to_string(tokens) + " tokens, AMX off");
-        if (HasFatalFailure()) return;
-      }
-    }
+  check_shapes(path, format, {32, 160, 1056}, {33, 130, 1057}, {7, 8, 13, 37}, 1200, "AMX off");
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Formats, CpuLinearShapesVdpbf16ps,
-    ::testing::Combine(::testing::Values(WeightFormat::kBF16, WeightFormat::kFp8Block,
-                                         WeightFormat::kFp8Channel, WeightFormat::kMxfp4,
-                                         WeightFormat::kNvfp4, WeightFormat::kMxfp8),
-                       ::testing::Values(ActivationPrecision::kBF16, ActivationPrecision::kBF16x2,
-                                         ActivationPrecision::kBF16x2Batches)),
-    [](const ::testing::TestParamInfo<std::tuple<WeightFormat, ActivationPrecision>>& info) {
-      return format_name(std::get<0>(info.param)) + "_" +
-             path_name(Path{CpuIsa::kAvx512, std::get<1>(info.param)});
-    });
+INSTANTIATE_TEST_SUITE_P(Formats, CpuLinearShapesVdpbf16ps, kGemmFormatsAndPrecisions,
+                         format_precision_name);
 
 // The AMX kernels on the tile emulator (amx_modes.h), every format but f32 on the paths that take
 // them (bf16, bf16x2, bf16x2-batches): the AMX row kernel (3 and 8 tokens, FP8) and the AMX GEMM
 // (8+ tokens, every format), against the same model of paths and bounds as on the tiles. On CPUs
 // without AMX this is what checks them; on AMX CPUs it agrees bit for bit with the tiles
 // (amx_emulation_test.cc).
-class CpuLinearShapesEmulatedAmx
-    : public ::testing::TestWithParam<std::tuple<WeightFormat, ActivationPrecision>> {};
+class CpuLinearShapesEmulatedAmx : public ::testing::TestWithParam<FormatPrecision> {};
 
 TEST_P(CpuLinearShapesEmulatedAmx, MatchFloat64Reference) {
   const auto [format, activations] = GetParam();
   const Path path{CpuIsa::kAvx512, activations};
   if (const std::string why = unsupported(path); !why.empty()) GTEST_SKIP() << why;
   const ScopedAmxMode mode(AmxMode::kEmulated);
-  const bool fp4 = format == WeightFormat::kMxfp4 || format == WeightFormat::kNvfp4 ||
-                   format == WeightFormat::kMxfp8;
-  const std::vector<int64_t> widths =
-      fp4 ? std::vector<int64_t>{32, 160, 416} : std::vector<int64_t>{33, 64, 130, 257};
-  uint32_t seed = 900;
-  for (int64_t cols : widths)
-    for (int64_t rows : {5, 40}) {
-      const Weight w = random_linear_weight(format, rows, cols, seed++, 32, 64);
-      for (int64_t tokens : {3, 8, 16, 37}) {
-        Activations x = random_activations(tokens, cols, seed++);
-        check_path(path, w.view, x.data(), tokens,
-                   format_name(format) + " [" + std::to_string(rows) + ", " + std::to_string(cols) +
-                       "] × " + std::to_string(tokens) + " tokens, emulated AMX");
-        if (HasFatalFailure()) return;
-      }
-    }
+  check_shapes(path, format, {32, 160, 416}, {33, 64, 130, 257}, {3, 8, 16, 37}, 900,
+               "emulated AMX");
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Formats, CpuLinearShapesEmulatedAmx,
-    ::testing::Combine(::testing::Values(WeightFormat::kBF16, WeightFormat::kFp8Block,
-                                         WeightFormat::kFp8Channel, WeightFormat::kMxfp4,
-                                         WeightFormat::kNvfp4, WeightFormat::kMxfp8),
-                       ::testing::Values(ActivationPrecision::kBF16, ActivationPrecision::kBF16x2,
-                                         ActivationPrecision::kBF16x2Batches)),
-    [](const ::testing::TestParamInfo<std::tuple<WeightFormat, ActivationPrecision>>& info) {
-      return format_name(std::get<0>(info.param)) + "_" +
-             path_name(Path{CpuIsa::kAvx512, std::get<1>(info.param)});
-    });
+INSTANTIATE_TEST_SUITE_P(Formats, CpuLinearShapesEmulatedAmx, kGemmFormatsAndPrecisions,
+                         format_precision_name);
 
 // ---- Paths with one parameter -----------------------------------------------------------------
 
