@@ -27,18 +27,18 @@ namespace {
 //   float row_scale(row)
 
 template <class D, int R, int T, bool kTail>
-MINIMAX_AVX2 MINIMAX_ALWAYS_INLINE void chunk256(const D& d, int64_t row0, int64_t c, int valid,
-                                                 const float* x, int64_t x_stride,
+MINIMAX_AVX2 MINIMAX_ALWAYS_INLINE void chunk256(const D& d, int64_t row0, int64_t rstep, int64_t c,
+                                                 int valid, const float* x, int64_t x_stride,
                                                  __m256 (&acc)[R][T]) {
   constexpr int K = D::kVectors;
   const float* xc = x + c * (K * 8);
 #pragma GCC unroll 4
   for (int r = 0; r < R; ++r) {
     __m256 w[K];
-    d.template load<kTail>(row0 + r, c, valid, w);
+    d.template load<kTail>(row0 + r * rstep, c, valid, w);
     if constexpr (D::kGroups > 0) {
       __m256 s[D::kGroups];
-      d.template chunk_scales<kTail>(row0 + r, c, valid, s);
+      d.template chunk_scales<kTail>(row0 + r * rstep, c, valid, s);
 #pragma GCC unroll 4
       for (int t = 0; t < T; ++t) {
         const float* xt = xc + t * x_stride;
@@ -70,8 +70,10 @@ MINIMAX_AVX2 MINIMAX_ALWAYS_INLINE float hsum256(__m256 v) {
   return _mm_cvtss_f32(s);
 }
 
+// y for rows row0 + r · rstep (r < R) and tokens [tok0, tok0 + T).
 template <class D, int R, int T>
-MINIMAX_AVX2 void tile256(const D& d, const LinearJob& job, int64_t row0, int64_t tok0) {
+MINIMAX_AVX2 void tile256(const D& d, const LinearJob& job, int64_t row0, int64_t tok0,
+                          int64_t rstep = 1) {
   const int64_t cols = job.w->cols, rows = job.w->rows;
   const float* x = static_cast<const float*>(job.x) + tok0 * job.x_stride;
   __m256 acc[R][T];
@@ -82,22 +84,26 @@ MINIMAX_AVX2 void tile256(const D& d, const LinearJob& job, int64_t row0, int64_
   const int64_t full = cols / D::kChunkCols;
   const int rem = static_cast<int>(cols % D::kChunkCols);
   for (int64_t c = 0; c < full; ++c)
-    chunk256<D, R, T, false>(d, row0, c, D::kChunkCols, x, job.x_stride, acc);
-  if (rem != 0) chunk256<D, R, T, true>(d, row0, full, rem, x, job.x_stride, acc);
+    chunk256<D, R, T, false>(d, row0, rstep, c, D::kChunkCols, x, job.x_stride, acc);
+  if (rem != 0) chunk256<D, R, T, true>(d, row0, rstep, full, rem, x, job.x_stride, acc);
   for (int r = 0; r < R; ++r) {
-    const float scale = d.row_scale(row0 + r);
-    for (int t = 0; t < T; ++t) job.y[(tok0 + t) * rows + row0 + r] = hsum256(acc[r][t]) * scale;
+    const int64_t row = row0 + r * rstep;
+    const float scale = d.row_scale(row);
+    for (int t = 0; t < T; ++t) job.y[(tok0 + t) * rows + row] = hsum256(acc[r][t]) * scale;
   }
 }
 
-// Same tiling as rows512: four rows per pass for one token, one row × up to four tokens otherwise.
+// Same tiling as rows512: four rows per pass for one token (a quarter of the range apart where
+// rows_apart<D>()), one row × up to four tokens otherwise.
 template <class D>
 MINIMAX_AVX2 void rows256(const LinearJob& job, int64_t row_begin, int64_t row_end) {
   const D d(*job.w);
   if (job.tokens == 1) {
-    int64_t r = row_begin;
-    for (; r + 4 <= row_end; r += 4) tile256<D, 4, 1>(d, job, r, 0);
-    for (; r < row_end; ++r) tile256<D, 1, 1>(d, job, r, 0);
+    constexpr bool kApart = rows_apart<D>();
+    const int64_t tiles = (row_end - row_begin) / 4, step = kApart ? tiles : 1;
+    for (int64_t i = 0; i < tiles; ++i)
+      tile256<D, 4, 1>(d, job, row_begin + (kApart ? i : 4 * i), 0, step);
+    for (int64_t r = row_begin + 4 * tiles; r < row_end; ++r) tile256<D, 1, 1>(d, job, r, 0);
     return;
   }
   for (int64_t r = row_begin; r < row_end; ++r) {

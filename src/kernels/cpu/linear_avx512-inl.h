@@ -71,20 +71,20 @@ MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE __m512 madd512(__m512 acc, Vec w, X x) {
 // vector is loaded once for all of them: with several tokens the activations, not the weights,
 // are most of the bytes a tile reads.
 template <class D, bool kSplit, int R, int T, bool kTail>
-MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void chunk512(const D& d, int64_t row0, int64_t c, int valid,
-                                                   const char* x, int64_t x_row_bytes,
-                                                   __m512 (&acc)[R][T][2]) {
+MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void chunk512(const D& d, int64_t row0, int64_t rstep,
+                                                   int64_t c, int valid, const char* x,
+                                                   int64_t x_row_bytes, __m512 (&acc)[R][T][2]) {
   constexpr int K = D::kVectors;
   constexpr int kLo = K * 64;         // bytes from a hi vector of x to its lo vector
   constexpr int kS = kSplit ? 2 : 1;  // hi (and lo) partial sums
   const char* xc = x + c * (K * 64) * kS;
   typename D::Vec w[R][K];
 #pragma GCC unroll 4
-  for (int r = 0; r < R; ++r) d.template load<kTail>(row0 + r, c, valid, w[r]);
+  for (int r = 0; r < R; ++r) d.template load<kTail>(row0 + r * rstep, c, valid, w[r]);
   if constexpr (D::kGroups > 0) {
     __m512 s[R][D::kGroups];
 #pragma GCC unroll 4
-    for (int r = 0; r < R; ++r) d.template chunk_scales<kTail>(row0 + r, c, valid, s[r]);
+    for (int r = 0; r < R; ++r) d.template chunk_scales<kTail>(row0 + r * rstep, c, valid, s[r]);
     // hi and lo halves into the same partial sums (registers are short: a second set would not
     // fit next to the decoded weights and the decode tables).
     __m512 p[R][T][D::kGroups];
@@ -131,7 +131,8 @@ MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void chunk512(const D& d, int64_t row0, int
 
 // y for rows [row0, row0 + R) and tokens [tok0, tok0 + T).
 template <class D, bool kSplit, int R, int T>
-MINIMAX_AVX512 void tile512(const D& d, const LinearJob& job, int64_t row0, int64_t tok0) {
+MINIMAX_AVX512 void tile512(const D& d, const LinearJob& job, int64_t row0, int64_t tok0,
+                            int64_t rstep = 1) {
   const int64_t cols = job.w->cols, rows = job.w->rows;
   const int64_t x_row_bytes = job.x_stride * (D::kBf16X ? 2 : 4);
   const char* x = static_cast<const char*>(job.x) + tok0 * x_row_bytes;
@@ -143,34 +144,34 @@ MINIMAX_AVX512 void tile512(const D& d, const LinearJob& job, int64_t row0, int6
   const int64_t full = cols / D::kChunkCols;
   const int rem = static_cast<int>(cols % D::kChunkCols);
   for (int64_t c = 0; c < full; ++c)
-    chunk512<D, kSplit, R, T, false>(d, row0, c, D::kChunkCols, x, x_row_bytes, acc);
-  if (rem != 0) chunk512<D, kSplit, R, T, true>(d, row0, full, rem, x, x_row_bytes, acc);
+    chunk512<D, kSplit, R, T, false>(d, row0, rstep, c, D::kChunkCols, x, x_row_bytes, acc);
+  if (rem != 0) chunk512<D, kSplit, R, T, true>(d, row0, rstep, full, rem, x, x_row_bytes, acc);
   for (int r = 0; r < R; ++r) {
-    const float scale = d.row_scale(row0 + r);
+    const float scale = d.row_scale(row0 + r * rstep);
     for (int t = 0; t < T; ++t)
-      job.y[(tok0 + t) * rows + row0 + r] =
+      job.y[(tok0 + t) * rows + row0 + r * rstep] =
           _mm512_reduce_add_ps(_mm512_add_ps(acc[r][t][0], acc[r][t][1])) * scale;
   }
 }
 
-// Tiles of R rows × up to four tokens, the token groups of one row pair following each other
-// while its bytes are still in L1.
+// Tiles of R rows (rstep apart) × up to four tokens, the token groups of one row pair following
+// each other while its bytes are still in L1.
 template <class D, bool kSplit, int R>
 MINIMAX_AVX512 void token_tiles512(const D& d, const LinearJob& job, int64_t r, int64_t tb,
-                                   int64_t te) {
+                                   int64_t te, int64_t rstep = 1) {
   for (int64_t t = tb; t < te; t += 4) {
     switch (std::min<int64_t>(4, te - t)) {
       case 1:
-        tile512<D, kSplit, R, 1>(d, job, r, t);
+        tile512<D, kSplit, R, 1>(d, job, r, t, rstep);
         break;
       case 2:
-        tile512<D, kSplit, R, 2>(d, job, r, t);
+        tile512<D, kSplit, R, 2>(d, job, r, t, rstep);
         break;
       case 3:
-        tile512<D, kSplit, R, 3>(d, job, r, t);
+        tile512<D, kSplit, R, 3>(d, job, r, t, rstep);
         break;
       default:
-        tile512<D, kSplit, R, 4>(d, job, r, t);
+        tile512<D, kSplit, R, 4>(d, job, r, t, rstep);
         break;
     }
   }
@@ -179,17 +180,29 @@ MINIMAX_AVX512 void token_tiles512(const D& d, const LinearJob& job, int64_t r, 
 // The RowRangeFn of decoder D: one token alone takes four rows per pass (four independent weight
 // streams keep the loads busy); several tokens take two rows × up to four tokens per tile. kSplit
 // (bf16 decoders only): the activations are hi + lo bf16 pairs (ActivationPrecision::kBF16x2).
+// A tile's rows lie a quarter (a half) of the range apart where rows_apart<D>(), so each of its
+// streams walks its own part of the weight in address order. Adjacent rows of a few KB (an expert's
+// 1536-byte rows) put a tile's four streams in the same 4 KB pages, where the hardware prefetchers
+// of the Intel Xeon with AMX followed none of them: FP8 rows of 1536 bytes streamed at 0.69 of the
+// read bandwidth against 0.89 for 8 KB rows; apart, at the long rows' rate (docs/cpu_kernels.md,
+// "Tiles"). Which outputs a tile computes changes; how each is summed does not.
 template <class D, bool kSplit = false>
 MINIMAX_AVX512 void rows512(const LinearJob& job, int64_t row_begin, int64_t row_end) {
   static_assert(!kSplit || D::kBf16X, "split activations need a bf16-pair decoder");
   const D d(*job.w);
-  int64_t r = row_begin;
-  if (job.tokens == 1) {
-    for (; r + 4 <= row_end; r += 4) tile512<D, kSplit, 4, 1>(d, job, r, 0);
-  } else {
-    for (; r + 2 <= row_end; r += 2) token_tiles512<D, kSplit, 2>(d, job, r, 0, job.tokens);
+  constexpr bool kApart = rows_apart<D>();
+  const int64_t per_tile = job.tokens == 1 ? 4 : 2;
+  // Tile i: rows first + k · step, k < per_tile.
+  const int64_t tiles = (row_end - row_begin) / per_tile, step = kApart ? tiles : 1;
+  for (int64_t i = 0; i < tiles; ++i) {
+    const int64_t first = row_begin + (kApart ? i : per_tile * i);
+    if (job.tokens == 1)
+      tile512<D, kSplit, 4, 1>(d, job, first, 0, step);
+    else
+      token_tiles512<D, kSplit, 2>(d, job, first, 0, job.tokens, step);
   }
-  for (; r < row_end; ++r) token_tiles512<D, kSplit, 1>(d, job, r, 0, job.tokens);
+  for (int64_t r = row_begin + per_tile * tiles; r < row_end; ++r)
+    token_tiles512<D, kSplit, 1>(d, job, r, 0, job.tokens);
 }
 
 // Software prefetch, two streams per weight row:
@@ -197,15 +210,15 @@ MINIMAX_AVX512 void rows512(const LinearJob& job, int64_t row_begin, int64_t row
 //   kernels 10-15% below the read bandwidth on the Intel VMs; 512 bytes measured best of 256-4096).
 // - prefetch_ahead_bytes(row_bytes) further on (whole rows, the same column), into L2: at least
 //   kPrefetchRows rows, and for short rows enough (a multiple of the 4-row tile, so every line of
-//   the rows ahead is covered) to stay kPrefetchAheadBytes ahead. The rows of a tile are adjacent
-//   in memory, so this walks the weight linearly a few KB ahead of the loads. A tile reads four (or
-//   two) interleaved streams that restart every few KB, which the hardware prefetchers of AMD Zen 4
-//   do not follow: without it one core streamed FP8 weights from memory at 0.4 of its read-only
-//   sum, with it at 0.85 (T0 hints at the same distance: 0.5), and it costs nothing when the
-//   weights are in cache. Rows of 384 bytes (an expert's down projection split over two
-//   tensor-parallel ranks) were fetched only 3 KB ahead by 8 rows, too close to hide the memory's
-//   latency. Past the last row of a range it touches rows of what follows (the next slice or
-//   matrix), never dereferenced.
+//   the rows ahead is covered) to stay kPrefetchAheadBytes ahead. Each stream of a tile reads
+//   consecutive rows (rows_apart), so this walks the weight linearly a few KB ahead of its loads.
+//   With adjacent rows a tile reads four (or two) interleaved streams that restart every few KB,
+//   which the hardware prefetchers of AMD Zen 4 do not follow: without it one core streamed FP8
+//   weights from memory at 0.4 of its read-only sum, with it at 0.85 (T0 hints at the same
+//   distance: 0.5), and it costs nothing when the weights are in cache. Rows of 384 bytes (an
+//   expert's down projection split over two tensor-parallel ranks) were fetched only 3 KB ahead by
+//   8 rows, too close to hide the memory's latency. Past the last row of a range it touches rows of
+//   what follows (the next slice or matrix), never dereferenced.
 inline constexpr int kPrefetchBytes = 512;
 inline constexpr int64_t kPrefetchRows = 8;
 inline constexpr int64_t kPrefetchAheadBytes = 12 * 1024;  // 8 rows of the bench shape's 1536

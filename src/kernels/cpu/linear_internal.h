@@ -54,6 +54,20 @@ struct RowKernel {
   bool split_x = false;  // bf16_x as hi + lo pairs (ActivationPrecision::kBF16x2)
 };
 
+// Whether a row kernel's tile takes rows a quarter (one token) or a half (several) of its range
+// apart, each stream of the tile walking its own part of the weight in address order, rather
+// than adjacent rows. Decoders that do more work per byte (FP8, FP4) gain where rows are a few
+// KB (docs/cpu_kernels.md, "Tiles"); bf16 and f32, which keep up with adjacent rows, set
+// kRowsApart = false: apart, the bf16 decode of the benchmark shape lost 5% (its streams start
+// cold in every matrix).
+template <class D>
+constexpr bool rows_apart() {
+  if constexpr (requires { D::kRowsApart; })
+    return D::kRowsApart;
+  else
+    return true;
+}
+
 // The summation order every f32-activation kernel of bf16, FP8 and MXFP4 weights follows at one
 // ISA level, so that two checkpoints holding the same decoded weights in those layouts (an MXFP4
 // expert and its exact FP8 conversion, an MXFP4 shared expert and its BF16 copy) give bit-identical
