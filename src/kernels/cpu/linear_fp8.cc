@@ -91,10 +91,10 @@ struct Fp8Avx2 {
     // Even codes first, then odd: w[0] gets the even columns, w[1] the odd ones.
     raw =
         _mm_shuffle_epi8(raw, _mm_setr_epi8(0, 2, 4, 6, 8, 10, 12, 14, 1, 3, 5, 7, 9, 11, 13, 15));
-    // S.EEEE.MMM -> S.0EEEE.MMM0000000 (f16, exponent bias 15 instead of 7).
-    const __m256i code16 = _mm256_cvtepu8_epi16(raw);
-    __m256i h = _mm256_and_si256(_mm256_srai_epi16(_mm256_slli_epi16(code16, 8), 1),
-                                 _mm256_set1_epi16(int16_t(0xBFFF)));
+    // S.EEEE.MMM -> S.0EEEE.MMM0000000 (f16, exponent bias 15 instead of 7): sign-extended to 16
+    // bits and shifted left by 7, a negative code leaves ones in bits 15 and 14; bit 14 cleared.
+    const __m256i code16 = _mm256_cvtepi8_epi16(raw);
+    __m256i h = _mm256_and_si256(_mm256_slli_epi16(code16, 7), _mm256_set1_epi16(int16_t(0xBFFF)));
     // The NaN codes S.1111.111 land on a finite f16 (0x3F80); set the exponent to all ones.
     const __m256i nan = _mm256_cmpeq_epi16(_mm256_and_si256(h, _mm256_set1_epi16(0x7FFF)),
                                            _mm256_set1_epi16(0x3F80));
