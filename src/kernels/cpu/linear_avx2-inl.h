@@ -99,11 +99,9 @@ template <class D>
 MINIMAX_AVX2 void rows256(const LinearJob& job, int64_t row_begin, int64_t row_end) {
   const D d(*job.w);
   if (job.tokens == 1) {
-    constexpr bool kApart = rows_apart<D>();
-    const int64_t tiles = (row_end - row_begin) / 4, step = kApart ? tiles : 1;
-    for (int64_t i = 0; i < tiles; ++i)
-      tile256<D, 4, 1>(d, job, row_begin + (kApart ? i : 4 * i), 0, step);
-    for (int64_t r = row_begin + 4 * tiles; r < row_end; ++r) tile256<D, 1, 1>(d, job, r, 0);
+    const TileRows t(row_begin, row_end, 4, rows_apart<D>());
+    for (int64_t i = 0; i < t.tiles; ++i) tile256<D, 4, 1>(d, job, t.first(i), 0, t.step);
+    for (int64_t r = t.rest(); r < row_end; ++r) tile256<D, 1, 1>(d, job, r, 0);
     return;
   }
   for (int64_t r = row_begin; r < row_end; ++r) {

@@ -129,7 +129,7 @@ MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void chunk512(const D& d, int64_t row0, int
   }
 }
 
-// y for rows [row0, row0 + R) and tokens [tok0, tok0 + T).
+// y for rows row0 + r · rstep (r < R) and tokens [tok0, tok0 + T).
 template <class D, bool kSplit, int R, int T>
 MINIMAX_AVX512 void tile512(const D& d, const LinearJob& job, int64_t row0, int64_t tok0,
                             int64_t rstep = 1) {
@@ -190,18 +190,14 @@ template <class D, bool kSplit = false>
 MINIMAX_AVX512 void rows512(const LinearJob& job, int64_t row_begin, int64_t row_end) {
   static_assert(!kSplit || D::kBf16X, "split activations need a bf16-pair decoder");
   const D d(*job.w);
-  constexpr bool kApart = rows_apart<D>();
-  const int64_t per_tile = job.tokens == 1 ? 4 : 2;
-  // Tile i: rows first + k · step, k < per_tile.
-  const int64_t tiles = (row_end - row_begin) / per_tile, step = kApart ? tiles : 1;
-  for (int64_t i = 0; i < tiles; ++i) {
-    const int64_t first = row_begin + (kApart ? i : per_tile * i);
+  const TileRows t(row_begin, row_end, job.tokens == 1 ? 4 : 2, rows_apart<D>());
+  for (int64_t i = 0; i < t.tiles; ++i) {
     if (job.tokens == 1)
-      tile512<D, kSplit, 4, 1>(d, job, first, 0, step);
+      tile512<D, kSplit, 4, 1>(d, job, t.first(i), 0, t.step);
     else
-      token_tiles512<D, kSplit, 2>(d, job, first, 0, job.tokens, step);
+      token_tiles512<D, kSplit, 2>(d, job, t.first(i), 0, job.tokens, t.step);
   }
-  for (int64_t r = row_begin + per_tile * tiles; r < row_end; ++r)
+  for (int64_t r = t.rest(); r < row_end; ++r)
     token_tiles512<D, kSplit, 1>(d, job, r, 0, job.tokens);
 }
 

@@ -68,6 +68,19 @@ constexpr bool rows_apart() {
     return true;
 }
 
+// The tiles of `per_tile` rows over rows [begin, end): tile i holds rows first(i) + k · step
+// (k < per_tile), `tiles` of them, then rows [rest(), end) one by one. Apart: step = tiles.
+struct TileRows {
+  int64_t begin, per_tile, tiles, step;
+  TileRows(int64_t begin_, int64_t end, int64_t per_tile_, bool apart)
+      : begin(begin_),
+        per_tile(per_tile_),
+        tiles((end - begin_) / per_tile_),
+        step(apart ? tiles : 1) {}
+  int64_t first(int64_t i) const { return begin + (step == 1 ? per_tile * i : i); }
+  int64_t rest() const { return begin + per_tile * tiles; }
+};
+
 // The summation order every f32-activation kernel of bf16, FP8 and MXFP4 weights follows at one
 // ISA level, so that two checkpoints holding the same decoded weights in those layouts (an MXFP4
 // expert and its exact FP8 conversion, an MXFP4 shared expert and its BF16 copy) give bit-identical
