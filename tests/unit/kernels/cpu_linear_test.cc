@@ -314,8 +314,8 @@ bool amx_scaled_weights(const Path& p, const WeightView& w, int64_t tokens) {
 // How the path's kernel takes the activations for this weight: the GEMM rounds them (kBF16) or
 // splits them (kBF16x2, kBF16x2Batches); the row kernels of the bf16 paths use them rounded
 // (kBF16) or split (kBF16x2), except for f32 weights, FP8 tiles a 64-column chunk would straddle,
-// and bf16 and NVFP4 weights, or any weight on a CPU with AMX, with split activations (those take
-// the f32-activation kernels).
+// and bf16, NVFP4, FP8-tile and per-channel FP8 weights, or any weight on a CPU with AMX, with
+// split activations (those take the f32-activation kernels).
 ActivationPrecision kernel_activations(const Path& p, const WeightView& w, int64_t tokens) {
   if (takes_amx_rows(p, w, tokens)) return p.activations;
   if (takes_gemm(p, w, tokens))
@@ -326,6 +326,7 @@ ActivationPrecision kernel_activations(const Path& p, const WeightView& w, int64
       (w.format == WeightFormat::kFp8Block && w.block_cols % 64 != 0) ||
       (p.activations == ActivationPrecision::kBF16x2 &&
        (w.format == WeightFormat::kNvfp4 || w.format == WeightFormat::kBF16 ||
+        w.format == WeightFormat::kFp8Block || w.format == WeightFormat::kFp8Channel ||
         cpu_features().amx_bf16)))
     return ActivationPrecision::kF32;
   return p.activations;
