@@ -1,5 +1,5 @@
 // ThreadPool: fixed workers, one contiguous chunk of the range per thread; hand-offs poll briefly,
-// then sleep on condition variables.
+// then sleep on condition variables (a lock only where a thread sleeps).
 #include "base/thread_pool.h"
 
 #include <atomic>
@@ -58,12 +58,12 @@ ThreadPool::ThreadPool(size_t num_threads) : spin_us_(spin_microseconds()) {
 }
 
 ThreadPool::~ThreadPool() {
+  stop_.store(true);
+  generation_.fetch_add(1);  // wakes the polling workers
   {
     std::lock_guard<std::mutex> lock(mutex_);
-    stop_ = true;
-    generation_.fetch_add(1, std::memory_order_release);  // wakes the spinning workers too
+    start_cv_.notify_all();  // and the sleeping ones
   }
-  start_cv_.notify_all();
   for (auto& t : workers_) t.join();
 }
 
@@ -72,61 +72,63 @@ void ThreadPool::parallel_for(size_t n, const std::function<void(size_t, size_t,
     if (n > 0) fn(0, n, 0);
     return;
   }
-  {
+  // Every worker counted itself out of the last job after its last write, so nothing races here.
+  job_ = &fn;
+  job_n_ = n;
+  error_ = nullptr;
+  failed_.store(false, std::memory_order_relaxed);
+  pending_.store(workers_.size(), std::memory_order_relaxed);
+  generation_.fetch_add(1);  // publishes the above
+  if (sleeping_workers_.load() > 0) {
     std::lock_guard<std::mutex> lock(mutex_);
-    job_ = &fn;
-    job_n_ = n;
-    error_ = nullptr;
-    pending_.store(workers_.size(), std::memory_order_relaxed);
-    generation_.fetch_add(1, std::memory_order_release);
+    start_cv_.notify_all();
   }
-  start_cv_.notify_all();  // no system call when every worker is still spinning
   std::exception_ptr mine;
   try {
     run_chunk(fn, n, size(), 0);
   } catch (...) {
     mine = std::current_exception();
   }
-  const auto finished = [this] { return pending_.load(std::memory_order_acquire) == 0; };
+  const auto finished = [this] { return pending_.load() == 0; };
   if (!spin_until(finished, spin_us_)) {
     std::unique_lock<std::mutex> lock(mutex_);
+    caller_sleeping_.store(true);
     done_cv_.wait(lock, finished);
+    caller_sleeping_.store(false);
   }
-  std::lock_guard<std::mutex> lock(mutex_);  // error_ is written under it
   job_ = nullptr;
   if (mine) std::rethrow_exception(mine);
-  if (error_) std::rethrow_exception(error_);
+  if (failed_.load(std::memory_order_relaxed)) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    std::rethrow_exception(error_);
+  }
 }
 
 void ThreadPool::worker_loop(size_t index) {
   uint64_t seen = 0;
   for (;;) {
-    const auto moved = [&] { return generation_.load(std::memory_order_acquire) != seen; };
+    const auto moved = [&] { return generation_.load() != seen; };
     if (!spin_until(moved, spin_us_)) {
       std::unique_lock<std::mutex> lock(mutex_);
+      sleeping_workers_.fetch_add(1);
       start_cv_.wait(lock, moved);
+      sleeping_workers_.fetch_sub(1);
     }
-    const std::function<void(size_t, size_t, size_t)>* job;
-    size_t n;
-    {
-      std::lock_guard<std::mutex> lock(mutex_);
-      if (stop_) return;
-      seen = generation_.load(std::memory_order_relaxed);
-      job = job_;
-      n = job_n_;
-    }
+    seen = generation_.load();
+    if (stop_.load()) return;
     std::exception_ptr err;
     try {
-      run_chunk(*job, n, size(), index);
+      run_chunk(*job_, job_n_, size(), index);
     } catch (...) {
       err = std::current_exception();
     }
     if (err) {
       std::lock_guard<std::mutex> lock(mutex_);
       if (!error_) error_ = err;
+      failed_.store(true, std::memory_order_relaxed);
     }
-    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      std::lock_guard<std::mutex> lock(mutex_);  // the caller checks pending_ under it to sleep
+    if (pending_.fetch_sub(1) == 1 && caller_sleeping_.load()) {
+      std::lock_guard<std::mutex> lock(mutex_);
       done_cv_.notify_all();
     }
   }

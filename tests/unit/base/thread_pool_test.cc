@@ -1,6 +1,6 @@
 // ThreadPool: every index runs exactly once at every pool size, exceptions reach the caller, jobs
-// run back to back, after the workers have been idle and around the time they stop polling, and the
-// pool can be destroyed either way.
+// run back to back, after the workers have been idle, around the time they stop polling and with no
+// polling at all, and the pool can be destroyed either way.
 #include "base/thread_pool.h"
 
 #include <gtest/gtest.h>
@@ -86,6 +86,32 @@ TEST(ThreadPool, DestroyedRightAfterAJobOrWhenIdle) {
   expect_each_index_once(pool, 8);
   std::this_thread::sleep_for(std::chrono::milliseconds(5));
 }  // and when idle
+
+// Without polling every hand-off goes through the sleeping path: a worker or the caller that
+// announces its sleep just as the other side finishes must still be woken (a lost wake-up hangs
+// here), and errors still arrive.
+TEST(ThreadPool, HandOffsThatNeverPoll) {
+  const int64_t spin = ThreadPool::spin_microseconds();
+  ThreadPool::set_spin_microseconds(0);
+  {
+    ThreadPool pool(3);
+    ThreadPool::set_spin_microseconds(spin);  // the pool keeps the value it was made with
+    std::atomic<int64_t> sum{0};
+    for (int job = 0; job < 2000; ++job) {
+      pool.parallel_for(3, [&](size_t begin, size_t end, size_t) {
+        for (size_t i = begin; i < end; ++i) sum.fetch_add(static_cast<int64_t>(i) + 1);
+      });
+      if (job % 500 == 0)
+        EXPECT_THROW(pool.parallel_for(3,
+                                       [](size_t begin, size_t, size_t) {
+                                         if (begin == 2) throw std::runtime_error("last chunk");
+                                       }),
+                     std::runtime_error);
+    }
+    EXPECT_EQ(sum.load(), 2000 * 6);
+  }
+  ThreadPool::set_spin_microseconds(spin);
+}
 
 }  // namespace
 }  // namespace minimax
