@@ -10,7 +10,7 @@ namespace minimax::cpu_linear_detail {
 namespace {
 
 struct Bf16Avx512 {
-  static constexpr bool kRowsApart = false;  // see rows_apart
+  static constexpr RowsApart kRowsApart = RowsApart::kWithoutAmx;  // see rows_apart
   static constexpr int kChunkCols = 32, kVectors = 2, kGroups = 0;
   static constexpr bool kBf16X = false;
   using Vec = __m512;
@@ -36,7 +36,7 @@ struct Bf16Avx512 {
 };
 
 struct Bf16Avx2 {
-  static constexpr bool kRowsApart = false;  // see rows_apart
+  static constexpr RowsApart kRowsApart = RowsApart::kNo;  // see rows_apart
   static constexpr int kChunkCols = 16, kVectors = 2, kGroups = 0;
   const uint8_t* data;
   int64_t row_bytes;

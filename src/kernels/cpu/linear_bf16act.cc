@@ -17,7 +17,7 @@ namespace minimax::cpu_linear_detail {
 namespace {
 
 struct Bf16Bf16x {
-  static constexpr bool kRowsApart = false;  // see rows_apart
+  static constexpr RowsApart kRowsApart = RowsApart::kNo;  // see rows_apart
   static constexpr int kChunkCols = 32, kVectors = 1, kGroups = 0;
   static constexpr bool kBf16X = true;
   using Vec = __m512i;

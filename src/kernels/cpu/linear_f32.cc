@@ -7,7 +7,7 @@ namespace minimax::cpu_linear_detail {
 namespace {
 
 struct F32Avx512 {
-  static constexpr bool kRowsApart = false;  // see rows_apart
+  static constexpr RowsApart kRowsApart = RowsApart::kNo;  // see rows_apart
   static constexpr int kChunkCols = 16, kVectors = 1, kGroups = 0;
   static constexpr bool kBf16X = false;
   using Vec = __m512;
@@ -30,7 +30,7 @@ struct F32Avx512 {
 };
 
 struct F32Avx2 {
-  static constexpr bool kRowsApart = false;  // see rows_apart
+  static constexpr RowsApart kRowsApart = RowsApart::kNo;  // see rows_apart
   static constexpr int kChunkCols = 8, kVectors = 1, kGroups = 0;
   const float* data;
   int64_t stride;  // floats from one row to the next

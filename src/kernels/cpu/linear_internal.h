@@ -57,15 +57,20 @@ struct RowKernel {
 // Whether a row kernel's tile takes rows a quarter (one token) or a half (several) of its range
 // apart, each stream of the tile walking its own part of the weight in address order, rather
 // than adjacent rows. Decoders that do more work per byte (FP8, FP4) gain where rows are a few
-// KB (docs/cpu_kernels.md, "Tiles"); bf16 and f32, which keep up with adjacent rows, set
-// kRowsApart = false: apart, the bf16 decode of the benchmark shape lost 5% (its streams start
-// cold in every matrix).
+// KB (docs/cpu_kernels.md, "Tiles"); f32 and most bf16 decoders, which keep up with adjacent rows,
+// set kRowsApart = RowsApart::kNo. The AVX-512 bf16 decoder with f32 activations (what bf16 weights
+// take under the default bf16x2) goes apart on CPUs without AMX: on AMD Zen 4 that decoded the
+// bf16 benchmark shape 1.17-1.18x faster, on the Intel Xeon with AMX 0.93-0.97x (its streams
+// start cold in every matrix). The tiles, not the bits, change.
+enum class RowsApart { kNo, kYes, kWithoutAmx };
 template <class D>
-constexpr bool rows_apart() {
-  if constexpr (requires { D::kRowsApart; })
-    return D::kRowsApart;
-  else
+bool rows_apart() {
+  if constexpr (requires { D::kRowsApart; }) {
+    if constexpr (D::kRowsApart == RowsApart::kWithoutAmx) return !cpu_features().amx_bf16;
+    return D::kRowsApart == RowsApart::kYes;
+  } else {
     return true;
+  }
 }
 
 // The tiles of `per_tile` rows over rows [begin, end): tile i holds rows first(i) + k · step
