@@ -103,13 +103,13 @@ RowKernel select_kernel(const WeightView& w, int64_t tokens, const CpuLinearOpti
   // measured slower for them (bf16: 0.87x decode, its f32 kernel is a shift and a mask away from
   // the memory limit; NVFP4: its decode tables, scale spreads and two scale groups leave too few
   // registers). So do FP8 tiles and per-channel FP8: since their rows are read apart (rows_apart)
-  // the f32 rows stream them from memory 1.1-1.4x faster on AMD Zen 4 at one token, where the
-  // split's two vdpbf16ps per weight vector and the decode do not overlap the reads (MXFP8 and
-  // MXFP4 keep the split, 1.4x faster at 4 tokens). Their batches still take the split GEMM (bf16).
-  // So does every format on CPUs with AMX (Intel), where vdpbf16ps runs at half the rate of the
-  // f32 FMA and split rows issue twice the instructions (docs/cpu_kernels.md). The choice does not
-  // depend on the call size, so batch invariance keeps it. The f32 rows use x unrounded, at least
-  // as accurate as the split.
+  // the f32 rows stream them from memory 1.1-1.4x faster on AMD Zen 4 at one token (with tile
+  // scales both split halves chain into one partial sum per chunk, four vdpbf16ps of latency 6
+  // against four FMAs of latency 4; MXFP8 keeps the split, 1.4x faster at 4 tokens, MXFP4 too).
+  // Their batches still take the split GEMM (bf16). So does every format on CPUs with AMX (Intel),
+  // where vdpbf16ps runs at half the rate of the f32 FMA and split rows issue twice the
+  // instructions (docs/cpu_kernels.md). The choice does not depend on the call size, so batch
+  // invariance keeps it. The f32 rows use x unrounded, at least as accurate as the split.
   const bool split_helps =
       !(split && (w.format == WeightFormat::kBF16 || w.format == WeightFormat::kNvfp4 ||
                   w.format == WeightFormat::kFp8Block || w.format == WeightFormat::kFp8Channel ||
