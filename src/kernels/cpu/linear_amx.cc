@@ -18,16 +18,16 @@
 //   weight bytes a few lines at a time (PanelPrefetch).
 #define MINIMAX_AVX512_BASE_TARGET \
   "avx512f,avx512bw,avx512vl,avx512dq,avx512vbmi,avx512bf16,fma,f16c,bmi,bmi2"
-#include "kernels/cpu/amx_target.h"
 #include <immintrin.h>
 
 #include <algorithm>
 #include <cstring>
 #include <vector>
 
+#include "kernels/cpu/amx_target.h"
 #include "kernels/cpu/amx_tiles-inl.h"
-#include "kernels/cpu/linear_bf16_panels-inl.h"
 #include "kernels/cpu/linear_avx512-inl.h"
+#include "kernels/cpu/linear_bf16_panels-inl.h"
 #include "kernels/cpu/linear_bf16_split-inl.h"
 
 namespace minimax::cpu_linear_detail {
@@ -140,40 +140,6 @@ MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void add_scaled_results(float* tmp, const f
       }
     }
 }
-
-// The bytes of the next step's panel chunk (columns [c0, c0 + width) of its rows) requested into
-// L2 a few lines at a time while this step runs. A panel reads each row's chunk (128-1024 bytes)
-// and moves on to the next row: streams too short for the hardware prefetchers. Requested all at
-// once before the step (256 lines), they overlapped nothing on the Intel Xeon with AMX: past the
-// core's few line fill buffers each prefetch waits for an earlier one to come back, so the burst
-// took as long as reading the chunk (a scratch loop: 16 KB pieces, 1.1 us of reads beside 2.1 us
-// of work, cost 3.2-3.5 us per piece prefetched in a burst one piece ahead, 2.3 us in steps).
-struct PanelPrefetch {
-  uintptr_t base = 0;  // the first row's first byte of the chunk
-  int64_t stride = 0, bytes = 0, rows = 0;
-  int64_t row = 0, offset = 0;  // the next line
-  int64_t per_call = 0;         // lines per issue()
-
-  MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void issue() {
-    for (int64_t i = 0; i < per_call && row < rows; ++i) {
-      // Integer arithmetic: past the last column the address may lie outside the matrix
-      // (prefetch allows that; it is never dereferenced).
-      _mm_prefetch(
-          reinterpret_cast<const char*>(base + static_cast<uintptr_t>(row * stride + offset)),
-          _MM_HINT_T1);
-      offset += 64;
-      if (offset >= bytes) {
-        offset = 0;
-        ++row;
-      }
-    }
-  }
-  // Whatever is left (the step ended before its share ran out).
-  MINIMAX_AVX512 void finish() {
-    per_call = rows * bytes;
-    issue();
-  }
-};
 
 // tmm(2a + b) += A · B over the chunk; A rows of `a_stride` bytes, B tiles one column block apart.
 // kTokenTiles: 1 or 2 token tiles. Per column block: A hi × B hi, (kSplit) A hi × B lo, (kLo)

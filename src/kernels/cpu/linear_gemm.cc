@@ -1,9 +1,12 @@
-// The batch (prefill) linear with bf16 activations: a register tile of 4 weight rows × 4 tokens
+// The batch (prefill) linear with bf16 activations: a register tile of 8 weight rows × 2 tokens
 // multiplied with vdpbf16ps (AVX-512 + AVX512_BF16). Per token block the activations are rounded
 // to bf16 once (vcvtne2ps2bf16; for FP8 tiles each one times its tile's scale), and the weight
 // rows of a tile are read once for all the block's tokens: bf16 rows in place, FP8, MXFP8, MXFP4
-// and NVFP4 rows decoded to bf16 once into a panel in L1. Each tile reads 4 weight and 4 activation
-// vectors per 16 vdpbf16ps, keeps the 16 sums in registers and reduces them together at the end.
+// and NVFP4 rows decoded to bf16 once into a panel in L1. Each tile reads 8 weight and 2
+// activation vectors per 16 vdpbf16ps, keeps the 16 sums in registers and reduces them together
+// at the end. 8 × 2 rather than 4 × 4: the same loads per product, but half the activation bytes
+// per product come through L2 (a block's activations do not fit L1; the panel's rows do), and it
+// prefilled 1.04-1.10x faster on AMD Zen 4 (docs/cpu_kernels.md).
 // With split activations (ActivationPrecision::kBF16x2) each activation is stored as bf16 hi and
 // lo halves in two planes and every weight vector meets both: twice the vdpbf16ps, near-f32
 // accuracy. docs/cpu_kernels.md ("Batches") gives the numbers.
@@ -23,11 +26,12 @@ namespace minimax::cpu_linear_detail {
 namespace {
 
 constexpr int kChunk = 32;                     // bf16 columns per vector
-constexpr int kTileRows = 4, kTileTokens = 4;  // the register tile
+constexpr int kTileRows = 8, kTileTokens = 2;  // the register tile
 constexpr int64_t kBlockBytes = 512 * 1024;    // bf16 activations of one token block (L2)
 constexpr int64_t kMaxBlockTokens = 256;
-// Widest column panel: 4 bf16 rows of it (8 KiB) stay in L1 beside the activations streaming by
-// (1536 and 768 measured the same within noise; one panel of 3072 columns 5% slower).
+// Widest column panel: 8 bf16 rows of it (16 KiB) stay in L1 beside the activations streaming by
+// (4 rows: 1536 and 768 measured the same within noise, one panel of 3072 columns 5% slower, on
+// the Intel Xeon; 8 rows on AMD Zen 4: 512 and 1536 the same as 1024 within noise).
 constexpr int64_t kPanelCols = 1024;
 
 // Sum of each of 16 vectors, in lane i for vector i: a transposing tree (45 instructions instead
@@ -106,20 +110,19 @@ MINIMAX_AVX512 void tile(const uint16_t* w, int64_t w_stride, const uint16_t* x,
     step<kSplit, R, T>(w, w_stride, x, x_stride, lo_offset, full,
                        static_cast<__mmask32>(_bzhi_u32(~0u, static_cast<unsigned>(rem))), prefetch,
                        acc);
-  if constexpr (R == 4 && T == 4) {
+  if constexpr (R == 8 && T == 2) {
     __m512 v[16];
 #pragma GCC unroll 16
-    for (int t = 0; t < 4; ++t)
+    for (int t = 0; t < 2; ++t)
 #pragma GCC unroll 16
-      for (int r = 0; r < 4; ++r) v[4 * t + r] = acc[r][t];
-    // Lane 4t + r holds (row r, token t).
-    const __m512 s = _mm512_mul_ps(sum16(v), _mm512_broadcast_f32x4(_mm_loadu_ps(scale)));
-    __m128 out[4] = {_mm512_extractf32x4_ps(s, 0), _mm512_extractf32x4_ps(s, 1),
-                     _mm512_extractf32x4_ps(s, 2), _mm512_extractf32x4_ps(s, 3)};
-#pragma GCC unroll 4
-    for (int t = 0; t < 4; ++t) {
-      if (add) out[t] = _mm_add_ps(out[t], _mm_loadu_ps(y + t * y_stride));
-      _mm_storeu_ps(y + t * y_stride, out[t]);
+      for (int r = 0; r < 8; ++r) v[8 * t + r] = acc[r][t];
+    // Lane 8t + r holds (row r, token t).
+    const __m512 s = _mm512_mul_ps(sum16(v), _mm512_broadcast_f32x8(_mm256_loadu_ps(scale)));
+    __m256 out[2] = {_mm512_extractf32x8_ps(s, 0), _mm512_extractf32x8_ps(s, 1)};
+#pragma GCC unroll 2
+    for (int t = 0; t < 2; ++t) {
+      if (add) out[t] = _mm256_add_ps(out[t], _mm256_loadu_ps(y + t * y_stride));
+      _mm256_storeu_ps(y + t * y_stride, out[t]);
     }
   } else {
 #pragma GCC unroll 16
@@ -168,37 +171,51 @@ struct PanelRows {
   }
   // FP8 tiles (kBlock): the scales that go into the activations.
   const Fp8Scales& tile_scales() const { return source.scales; }
+  // Aims `next` at rows [r, r + n) of the matrix, their whole width. Rows past the thread's
+  // range or the matrix are requested too (prefetch allows that; it is never dereferenced).
+  void aim(PanelPrefetch& next, int64_t r, int n) const {
+    next = PanelPrefetch{};
+    next.base =
+        reinterpret_cast<uintptr_t>(source.data) + static_cast<uintptr_t>(r * source.stride);
+    next.stride = source.stride;
+    next.bytes = source.cols * Panel::kNibblesPerColumn / 2;
+    next.rows = n;
+  }
 };
 
-// Every token of the block against R rows, four tokens at a time. Only the first token group
-// prefetches the next rows (in-place weights; a panel is already in L1).
+// Every token of the block against R rows, two tokens at a time. Only the first token group
+// prefetches the next rows (in-place weights); a panel is already in L1, and `next` requests the
+// rows of the next panel a few lines before each token group.
 template <class Src, bool kSplit, int R>
 MINIMAX_AVX512 void token_loop(const uint16_t* w, int64_t w_stride, const uint16_t* x,
                                int64_t x_stride, int64_t lo_offset, int64_t tokens, int64_t cols,
-                               const float* scale, float* y, int64_t rows, bool add) {
+                               const float* scale, float* y, int64_t rows, bool add,
+                               PanelPrefetch& next) {
   int64_t t = 0;
-  for (; t + 4 <= tokens; t += 4)
-    tile<kSplit, R, 4>(w, w_stride, x + t * x_stride, x_stride, lo_offset, cols, scale,
-                       y + t * rows, rows, Src::kInPlace && t == 0, add);
-  const bool prefetch = Src::kInPlace && t == 0;
-  const uint16_t* xt = x + t * x_stride;
-  float* yt = y + t * rows;
-  switch (tokens - t) {
-    case 3:
-      tile<kSplit, R, 3>(w, w_stride, xt, x_stride, lo_offset, cols, scale, yt, rows, prefetch,
-                         add);
-      break;
-    case 2:
-      tile<kSplit, R, 2>(w, w_stride, xt, x_stride, lo_offset, cols, scale, yt, rows, prefetch,
-                         add);
-      break;
-    case 1:
-      tile<kSplit, R, 1>(w, w_stride, xt, x_stride, lo_offset, cols, scale, yt, rows, prefetch,
-                         add);
-      break;
-    default:
-      break;
+  for (; t + kTileTokens <= tokens; t += kTileTokens) {
+    next.issue();
+    tile<kSplit, R, kTileTokens>(w, w_stride, x + t * x_stride, x_stride, lo_offset, cols, scale,
+                                 y + t * rows, rows, Src::kInPlace && t == 0, add);
   }
+  next.issue();
+  if (t < tokens)
+    tile<kSplit, R, 1>(w, w_stride, x + t * x_stride, x_stride, lo_offset, cols, scale,
+                       y + t * rows, rows, Src::kInPlace && t == 0, add);
+}
+
+// token_loop for a tile of nr rows (1 to kTileRows).
+template <class Src, bool kSplit, int R = kTileRows>
+MINIMAX_AVX512 void token_loop_rows(int nr, const uint16_t* w, int64_t w_stride, const uint16_t* x,
+                                    int64_t x_stride, int64_t lo_offset, int64_t tokens,
+                                    int64_t cols, const float* scale, float* y, int64_t rows,
+                                    bool add, PanelPrefetch& next) {
+  if constexpr (R > 1) {
+    if (nr < R)
+      return token_loop_rows<Src, kSplit, R - 1>(nr, w, w_stride, x, x_stride, lo_offset, tokens,
+                                                 cols, scale, y, rows, add, next);
+  }
+  token_loop<Src, kSplit, R>(w, w_stride, x, x_stride, lo_offset, tokens, cols, scale, y, rows, add,
+                             next);
 }
 
 template <class Src, bool kSplit>
@@ -244,6 +261,18 @@ MINIMAX_AVX512 void gemm_rows(const WeightView& w, const float* x, int64_t token
         int64_t w_stride = 0;
         float scale[kTileRows];
         const uint16_t* wr = src.rows(r, nr, panel, &w_stride, scale);
+        // A panel's rows come from memory once, in rows of 1-6 KB read one after the other:
+        // streams too short for the hardware prefetchers of AMD Zen 4, where waiting for them
+        // was 45% of the panel decode in a 512-token prefill. So the next tile's rows are
+        // requested while this one's products run, spread over its token groups (as the AMX
+        // GEMM does, PanelPrefetch).
+        PanelPrefetch next;
+        if constexpr (!Src::kInPlace) {
+          src.aim(next, r + nr, kTileRows);
+          const int64_t calls = (cols + panel_cols - 1) / panel_cols * (n / kTileTokens + 1);
+          const int64_t lines = next.rows * ((next.bytes + 63) / 64);
+          next.per_call = (lines + calls - 1) / calls;
+        }
         float* yr = y + t0 * rows + r;
         // Column panels of at most kPanelCols: the tile's weight rows stay in L1 while every
         // token group of the block passes; later panels add to y.
@@ -252,25 +281,10 @@ MINIMAX_AVX512 void gemm_rows(const WeightView& w, const float* x, int64_t token
           const uint16_t* wp = wr + c0;
           const uint16_t* xp = xb + c0;
           const bool add = c0 > 0;
-          switch (nr) {
-            case 4:
-              token_loop<Src, kSplit, 4>(wp, w_stride, xp, x_stride, lo_offset, n, nc, scale, yr,
-                                         rows, add);
-              break;
-            case 3:
-              token_loop<Src, kSplit, 3>(wp, w_stride, xp, x_stride, lo_offset, n, nc, scale, yr,
-                                         rows, add);
-              break;
-            case 2:
-              token_loop<Src, kSplit, 2>(wp, w_stride, xp, x_stride, lo_offset, n, nc, scale, yr,
-                                         rows, add);
-              break;
-            default:
-              token_loop<Src, kSplit, 1>(wp, w_stride, xp, x_stride, lo_offset, n, nc, scale, yr,
-                                         rows, add);
-              break;
-          }
+          token_loop_rows<Src, kSplit>(nr, wp, w_stride, xp, x_stride, lo_offset, n, nc, scale, yr,
+                                       rows, add, next);
         }
+        next.finish();
       }
     }
   }
