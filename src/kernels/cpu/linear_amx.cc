@@ -264,15 +264,13 @@ struct AmxCall {
     next = PanelPrefetch{};
     if (p >= panels || c0 >= padded) return;
     const int64_t r = row_begin + p * kPanelRows;
-    next.base = reinterpret_cast<uintptr_t>(src.data) +
-                static_cast<uintptr_t>(r * src.stride + c0 * Src::kNibblesPerColumn / 2);
-    next.stride = src.stride;
-    next.bytes = width * Src::kNibblesPerColumn / 2;
-    next.rows = std::min<int64_t>(kPanelRows, row_end - r);
     const int64_t segments = kScaledSegments<Src> ? width / segment : 1;
     const int64_t calls = kPanelRows + (tiles + 1) / 2 * (width / kTileK + segments);
-    const int64_t lines = next.rows * ((next.bytes + 63) / 64);
-    next.per_call = (lines + calls - 1) / calls;
+    next = PanelPrefetch::spread(
+        reinterpret_cast<uintptr_t>(src.data) +
+            static_cast<uintptr_t>(r * src.stride + c0 * Src::kNibblesPerColumn / 2),
+        src.stride, width * Src::kNibblesPerColumn / 2, std::min<int64_t>(kPanelRows, row_end - r),
+        calls);
   }
 
   // Row panel p over the chunk at c0: decode it, multiply it with every token tile pair of the

@@ -203,6 +203,13 @@ struct PanelPrefetch {
   int64_t row = 0, offset = 0;  // the next line
   int64_t per_call = 0;         // lines per issue()
 
+  // `rows` rows of `bytes` each, `stride` apart from `first`, spread over `calls` calls of issue().
+  // Integer arithmetic: the rows may lie past the matrix (prefetch allows that).
+  static PanelPrefetch spread(uintptr_t first, int64_t stride, int64_t bytes, int64_t rows,
+                              int64_t calls) {
+    const int64_t lines = rows * ((bytes + 63) / 64);
+    return {first, stride, bytes, rows, 0, 0, (lines + calls - 1) / calls};
+  }
   MINIMAX_AVX512 MINIMAX_ALWAYS_INLINE void issue() {
     for (int64_t i = 0; i < per_call && row < rows; ++i) {
       // Integer arithmetic: past the last column the address may lie outside the matrix

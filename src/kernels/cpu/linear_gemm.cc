@@ -27,7 +27,8 @@ namespace {
 
 constexpr int kChunk = 32;                     // bf16 columns per vector
 constexpr int kTileRows = 8, kTileTokens = 2;  // the register tile
-constexpr int64_t kBlockBytes = 512 * 1024;    // bf16 activations of one token block (L2)
+static_assert(kTileRows == 8 && kTileTokens == 2, "tile() reduces the full tile as 8 rows × 2");
+constexpr int64_t kBlockBytes = 512 * 1024;  // bf16 activations of one token block (L2)
 constexpr int64_t kMaxBlockTokens = 256;
 // Widest column panel: 8 bf16 rows of it (16 KiB) stay in L1 beside the activations streaming by
 // (4 rows: 1536 and 768 measured the same within noise, one panel of 3072 columns 5% slower, on
@@ -171,15 +172,12 @@ struct PanelRows {
   }
   // FP8 tiles (kBlock): the scales that go into the activations.
   const Fp8Scales& tile_scales() const { return source.scales; }
-  // Aims `next` at rows [r, r + n) of the matrix, their whole width. Rows past the thread's
-  // range or the matrix are requested too (prefetch allows that; it is never dereferenced).
-  void aim(PanelPrefetch& next, int64_t r, int n) const {
-    next = PanelPrefetch{};
-    next.base =
-        reinterpret_cast<uintptr_t>(source.data) + static_cast<uintptr_t>(r * source.stride);
-    next.stride = source.stride;
-    next.bytes = source.cols * Panel::kNibblesPerColumn / 2;
-    next.rows = n;
+  // Rows [r, r + n) of the matrix, their whole width, spread over `calls` calls of issue().
+  // Rows past the thread's range or the matrix are requested too (never dereferenced).
+  PanelPrefetch next_rows(int64_t r, int n, int64_t calls) const {
+    return PanelPrefetch::spread(
+        reinterpret_cast<uintptr_t>(source.data) + static_cast<uintptr_t>(r * source.stride),
+        source.stride, source.cols * Panel::kNibblesPerColumn / 2, n, calls);
   }
 };
 
@@ -266,13 +264,10 @@ MINIMAX_AVX512 void gemm_rows(const WeightView& w, const float* x, int64_t token
         // was 45% of the panel decode in a 512-token prefill. So the next tile's rows are
         // requested while this one's products run, spread over its token groups (as the AMX
         // GEMM does, PanelPrefetch).
-        PanelPrefetch next;
-        if constexpr (!Src::kInPlace) {
-          src.aim(next, r + nr, kTileRows);
-          const int64_t calls = (cols + panel_cols - 1) / panel_cols * (n / kTileTokens + 1);
-          const int64_t lines = next.rows * ((next.bytes + 63) / 64);
-          next.per_call = (lines + calls - 1) / calls;
-        }
+        PanelPrefetch next;  // issue() calls: one per token group and one per tail, per panel
+        if constexpr (!Src::kInPlace)
+          next = src.next_rows(r + nr, kTileRows,
+                               (cols + panel_cols - 1) / panel_cols * (n / kTileTokens + 1));
         float* yr = y + t0 * rows + r;
         // Column panels of at most kPanelCols: the tile's weight rows stay in L1 while every
         // token group of the block passes; later panels add to y.
